@@ -1,0 +1,143 @@
+"""Shared benchmark machinery: STREAM triad, robust timing, machine info, atomic outputs.
+
+Every benchmark measures the STREAM triad in the same run and reports its results as
+fractions of it (and as ratios against a baseline), never as bare times.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+CSRC = Path(__file__).parent / "csrc"
+DOCS_BENCH = Path(__file__).resolve().parent.parent / "docs" / "benchmarks"
+
+
+class BenchmarkError(RuntimeError):
+    """A benchmark could not be run (missing compiler, failed build, bad argument)."""
+
+
+@dataclass(frozen=True)
+class StreamResult:
+    triad_gbs: float
+    threads: int
+    elements: int
+
+
+def stream_triad(elements: int = 1 << 26, repeats: int = 10, threads: int | None = None) -> StreamResult:
+    """Compile and run the C STREAM triad (gcc -O3 -fopenmp, all cores); best of ``repeats``."""
+    cc = shutil.which(os.environ.get("CC", "gcc"))
+    if cc is None:
+        raise BenchmarkError("no C compiler found for the STREAM triad: install gcc or set CC")
+    build = Path(tempfile.mkdtemp(prefix="stratoflow-stream-"))
+    exe = build / "stream_triad"
+    cmd = [cc, "-O3", "-march=native", "-fopenmp", str(CSRC / "stream_triad.c"), "-o", str(exe)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise BenchmarkError(f"building the STREAM triad failed ({' '.join(cmd)}):\n{proc.stderr}")
+    env = dict(os.environ)
+    env["OMP_NUM_THREADS"] = str(threads or os.cpu_count() or 1)
+    out = subprocess.run(
+        [str(exe), str(elements), str(repeats)], capture_output=True, text=True, env=env, check=True
+    ).stdout.split()
+    shutil.rmtree(build, ignore_errors=True)
+    result = StreamResult(triad_gbs=float(out[0]), threads=int(out[1]), elements=elements)
+    log.info("STREAM triad: %.1f GB/s on %d threads", result.triad_gbs, result.threads)
+    return result
+
+
+@dataclass(frozen=True)
+class Timing:
+    median_s: float
+    min_s: float
+    max_s: float
+    repeats: int
+
+    @property
+    def median_ms(self) -> float:
+        return 1e3 * self.median_s
+
+    @property
+    def spread(self) -> float:
+        """Relative noise: (max - min) / median."""
+        return (self.max_s - self.min_s) / self.median_s if self.median_s else 0.0
+
+
+def time_call(
+    fn: Callable[[], Any],
+    repeats: int = 10,
+    warmup: int = 2,
+    sync: Callable[[], Any] | None = None,
+) -> Timing:
+    """Median of ``repeats`` warm calls of ``fn`` (after ``warmup`` untimed calls)."""
+    for _ in range(warmup):
+        fn()
+    if sync:
+        sync()
+    samples = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        if sync:
+            sync()
+        samples.append(time.perf_counter() - t0)
+    return Timing(statistics.median(samples), min(samples), max(samples), repeats)
+
+
+def machine_info() -> dict[str, Any]:
+    return {
+        "host": platform.node(),
+        "cpu": _cpu_model(),
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def atomic_write_text(path: Path | str, text: str) -> Path:
+    """Write ``text`` to a temporary name beside ``path``, then rename (nothing half-written)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+    return path
+
+
+def write_json(path: Path | str, payload: dict[str, Any]) -> Path:
+    return atomic_write_text(path, json.dumps(payload, indent=2, sort_keys=False) + "\n")
+
+
+def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    def fmt(v: Any) -> str:
+        if isinstance(v, float):
+            return f"{v:.3g}" if abs(v) < 1e4 else f"{v:.4g}"
+        return str(v)
+
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(fmt(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"

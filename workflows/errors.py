@@ -1,0 +1,25 @@
+"""Errors of the workflow layer, and which exceptions are the user's to fix."""
+
+from __future__ import annotations
+
+
+class SpecError(ValueError):
+    """A run spec is invalid; the message names the key and the allowed values."""
+
+
+# Package errors whose message is meant for the user (no traceback unless -vv).
+_USER_ERROR_NAMES = {
+    "SpecError",
+    "StencilError",
+    "StencilFlowError",
+    "HaloError",
+    "PartitionError",
+    "FV3ConfigError",
+    "ENS10DataError",
+    "TuningError",
+    "BenchmarkError",
+}
+
+
+def is_user_error(exc: BaseException) -> bool:
+    return any(cls.__name__ in _USER_ERROR_NAMES for cls in type(exc).__mro__)
