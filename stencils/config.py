@@ -1,0 +1,136 @@
+"""GT4Py configuration in one place: backends, cache location, compiler flags, switches.
+
+Everything that changes how stencils are built is read here, once, from a
+:class:`StencilConfig` (explicit) or from the environment (``StencilConfig.from_env``):
+
+``STRATOFLOW_BACKEND``     default backend (``numpy`` if unset)
+``STRATOFLOW_CACHE_DIR``   where compiled stencils live (default ``./.stratoflow_cache``)
+``STRATOFLOW_REBUILD``     ``1`` forces rebuilding stencils
+``STRATOFLOW_VALIDATE``    ``0`` turns off GT4Py's per-call argument validation
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from stencils.errors import StencilError
+
+# The dace backends of gt4py 1.1.12 need C++20 with dace 2.x ('bit_cast' is not a member of 'std').
+# gt4py reads this variable when it is first imported, so set it before anything imports gt4py.
+_CXX20 = "-std=c++20"
+if _CXX20 not in os.environ.get("GT4PY_EXTRA_COMPILE_ARGS", ""):
+    os.environ["GT4PY_EXTRA_COMPILE_ARGS"] = (
+        os.environ.get("GT4PY_EXTRA_COMPILE_ARGS", "") + " " + _CXX20
+    ).strip()
+
+# gt4py points DACE_CONFIG at ./.dace.conf on import; keep it in the stencil cache instead.
+os.environ.setdefault(
+    "DACE_CONFIG",
+    str(Path(os.environ.get("STRATOFLOW_CACHE_DIR", ".stratoflow_cache")).resolve() / "dace.conf"),
+)
+
+#: Backends that work on this kind of machine (CPU), fastest to build first.
+CPU_BACKENDS: tuple[str, ...] = (
+    "numpy",
+    "debug",
+    "gt:cpu_ifirst",
+    "gt:cpu_kfirst",
+    "dace:cpu",
+    "dace:cpu_kfirst",
+    "dace:cpu_KJI",
+)
+#: Backends that compile C++ (15-20 s per stencil on 2 cores).
+COMPILED_BACKENDS: tuple[str, ...] = tuple(b for b in CPU_BACKENDS if ":" in b)
+#: Backends that need an NVIDIA GPU (and cupy).
+GPU_BACKENDS: tuple[str, ...] = ("gt:gpu", "dace:gpu", "cuda")
+ALL_BACKENDS: tuple[str, ...] = CPU_BACKENDS + GPU_BACKENDS
+
+DEFAULT_BACKEND = "numpy"
+
+
+def _env_flag(name: str, default: bool) -> bool:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    return value.strip().lower() not in ("0", "false", "no", "off")
+
+
+def default_backend() -> str:
+    """The backend named by ``STRATOFLOW_BACKEND``, or ``numpy``."""
+    return check_backend(os.environ.get("STRATOFLOW_BACKEND", DEFAULT_BACKEND) or DEFAULT_BACKEND)
+
+
+def default_cache_dir() -> Path:
+    return Path(os.environ.get("STRATOFLOW_CACHE_DIR", ".stratoflow_cache")).resolve()
+
+
+def check_backend(backend: str) -> str:
+    """Return ``backend`` if it is known and usable here, else raise a clear StencilError."""
+    if backend not in ALL_BACKENDS:
+        raise StencilError(
+            f"unknown GT4Py backend {backend!r}; use one of: {', '.join(ALL_BACKENDS)} "
+            "(set STRATOFLOW_BACKEND or pass backend=...)"
+        )
+    if backend in COMPILED_BACKENDS or backend in GPU_BACKENDS:
+        cxx = os.environ.get("CXX", "g++")
+        if shutil.which(cxx) is None:
+            raise StencilError(
+                f"backend {backend!r} compiles C++ but no compiler {cxx!r} was found on PATH; "
+                "install g++ (Debian: apt-get install g++) or use backend='numpy'"
+            )
+    if backend in GPU_BACKENDS:
+        try:
+            import cupy  # noqa: F401
+        except ImportError as exc:
+            raise StencilError(
+                f"backend {backend!r} needs an NVIDIA GPU and cupy (pip install cupy-cuda12x); "
+                f"use one of the CPU backends: {', '.join(CPU_BACKENDS)}"
+            ) from exc
+    return backend
+
+
+@dataclass(frozen=True)
+class StencilConfig:
+    """How stencils are built: backend, cache directory and build/validation switches."""
+
+    backend: str = DEFAULT_BACKEND
+    cache_dir: Path = field(default_factory=default_cache_dir)
+    rebuild: bool = False
+    validate_args: bool = True
+
+    def __post_init__(self) -> None:
+        check_backend(self.backend)
+        object.__setattr__(self, "cache_dir", Path(self.cache_dir).resolve())
+
+    @classmethod
+    def from_env(cls, **overrides: object) -> StencilConfig:
+        cfg = cls(
+            backend=default_backend(),
+            cache_dir=default_cache_dir(),
+            rebuild=_env_flag("STRATOFLOW_REBUILD", False),
+            validate_args=_env_flag("STRATOFLOW_VALIDATE", True),
+        )
+        return replace(cfg, **overrides) if overrides else cfg
+
+    def with_backend(self, backend: str) -> StencilConfig:
+        return replace(self, backend=backend)
+
+    def apply(self) -> None:
+        """Point GT4Py's and DaCe's caches at ``cache_dir`` (idempotent)."""
+        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        from gt4py.cartesian import config as gt_config
+
+        gt_config.cache_settings["root_path"] = str(self.cache_dir)
+        gt_config.cache_settings["dir_name"] = "gt4py"
+        cxx_args = gt_config.build_settings["extra_compile_args"]["cxx"]
+        if _CXX20 not in cxx_args:
+            cxx_args.append(_CXX20)
+        if self.backend.startswith("dace"):
+            import dace
+
+            dace.config.Config.set(
+                "default_build_folder", value=str(self.cache_dir / "dacecache")
+            )

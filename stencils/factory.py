@@ -1,0 +1,149 @@
+"""Build GTScript stencils once per (definition, externals, backend) and call them safely."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from stencils.config import StencilConfig
+from stencils.errors import StencilError
+
+log = logging.getLogger(__name__)
+
+
+def _freeze(externals: Mapping[str, Any] | None) -> tuple:
+    if not externals:
+        return ()
+    return tuple(sorted((k, repr(v)) for k, v in externals.items()))
+
+
+class Stencil:
+    """A built GT4Py stencil that checks its arguments against the stencil's extents.
+
+    Calls take the same keyword arguments as the GT4Py stencil object plus ``origin`` and
+    ``domain``; a field whose halo is too small for the stencil's read extent, or a wrong
+    dtype, raises a :class:`StencilError` naming the field before GT4Py sees it.
+    """
+
+    def __init__(self, stencil_object: Any, name: str, build_seconds: float) -> None:
+        self.stencil_object = stencil_object
+        self.name = name
+        self.build_seconds = build_seconds
+
+    @property
+    def backend(self) -> str:
+        return self.stencil_object.backend
+
+    @property
+    def field_names(self) -> list[str]:
+        return [n for n, info in self.stencil_object.field_info.items() if info is not None]
+
+    def extent(self, field: str) -> tuple[tuple[int, int], ...]:
+        """((i_lo, i_hi), (j_lo, j_hi), (k_lo, k_hi)) cells read around each computed point."""
+        info = self.stencil_object.field_info[field]
+        return tuple(tuple(int(x) for x in pair) for pair in info.boundary)
+
+    def check(self, origin: tuple[int, ...], domain: tuple[int, ...], fields: Mapping[str, Any]) -> None:
+        for name, info in self.stencil_object.field_info.items():
+            if info is None:
+                continue  # declared but unused by the computation
+            if name not in fields:
+                raise StencilError(f"stencil {self.name!r}: field {name!r} is missing from the call")
+            array = fields[name]
+            if not hasattr(array, "shape"):
+                raise StencilError(
+                    f"stencil {self.name!r}: field {name!r} must be an array or storage, "
+                    f"got {type(array).__name__}"
+                )
+            if np.dtype(array.dtype) != np.dtype(info.dtype):
+                raise StencilError(
+                    f"stencil {self.name!r}: field {name!r} has dtype {array.dtype}, "
+                    f"the stencil needs {np.dtype(info.dtype)}"
+                )
+            ndim = len(info.axes)
+            if len(array.shape) < ndim:
+                raise StencilError(
+                    f"stencil {self.name!r}: field {name!r} has {len(array.shape)} dims, "
+                    f"needs axes {''.join(info.axes)}"
+                )
+            for axis_pos, axis in enumerate(info.axes):
+                d = "IJK".index(axis)
+                lo, hi = info.boundary[d]
+                o, n, size = origin[d], domain[d], array.shape[axis_pos]
+                if o - lo < 0 or o + n + hi > size:
+                    raise StencilError(
+                        f"stencil {self.name!r}: field {name!r} is too small along {axis}: the "
+                        f"stencil reads {lo} cells before and {hi} after the computed range "
+                        f"[{o}, {o + n}) but the field has {size} cells; allocate a halo of at "
+                        f"least {max(lo, hi)} (origin >= {lo})"
+                    )
+
+    def __call__(self, *, origin: tuple[int, ...], domain: tuple[int, ...], **kwargs: Any) -> None:
+        fields = {k: v for k, v in kwargs.items() if hasattr(v, "shape")}
+        self.check(tuple(origin), tuple(domain), fields)
+        self.stencil_object(origin=tuple(origin), domain=tuple(domain), **kwargs)
+
+
+class StencilFactory:
+    """Builds stencils for one :class:`StencilConfig` and owns the cache of built stencils.
+
+    ``factory(definition, externals={...})`` returns a :class:`Stencil`; the same definition and
+    externals are built once per factory (and once per machine thanks to GT4Py's disk cache).
+    """
+
+    def __init__(self, config: StencilConfig | str | None = None) -> None:
+        if config is None:
+            config = StencilConfig.from_env()
+        elif isinstance(config, str):
+            config = StencilConfig.from_env(backend=config)
+        self.config = config
+        self._built: dict[tuple, Stencil] = {}
+
+    @property
+    def backend(self) -> str:
+        return self.config.backend
+
+    def __call__(
+        self,
+        definition: Callable[..., None],
+        externals: Mapping[str, Any] | None = None,
+        name: str | None = None,
+    ) -> Stencil:
+        key = (definition.__module__, definition.__qualname__, id(definition), _freeze(externals))
+        stencil = self._built.get(key)
+        if stencil is None:
+            stencil = self._build(definition, externals, name or definition.__name__)
+            self._built[key] = stencil
+        return stencil
+
+    def _build(
+        self, definition: Callable[..., None], externals: Mapping[str, Any] | None, name: str
+    ) -> Stencil:
+        from gt4py.cartesian import gtscript
+
+        self.config.apply()
+        t0 = time.perf_counter()
+        try:
+            obj = gtscript.stencil(
+                backend=self.config.backend,
+                definition=definition,
+                externals=dict(externals or {}),
+                rebuild=self.config.rebuild,
+            )
+        except Exception as exc:
+            raise StencilError(
+                f"building stencil {name!r} for backend {self.config.backend!r} failed: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
+        seconds = time.perf_counter() - t0
+        log.debug("built %s on %s in %.2f s", name, self.config.backend, seconds)
+        return Stencil(obj, name, seconds)
+
+    def warm(self, definitions: list[Callable[..., None]]) -> None:
+        """Build ``definitions`` now (serially) so that later parallel runs only load them."""
+        for definition in definitions:
+            self(definition)
