@@ -1,0 +1,83 @@
+"""Configuration, storages and call-time argument checks."""
+
+import numpy as np
+import pytest
+
+from stencils import (
+    CPU_BACKENDS,
+    Domain,
+    StencilConfig,
+    StencilError,
+    StencilFactory,
+    from_numpy,
+    to_numpy,
+)
+from stencils.config import check_backend, default_backend
+from stencils.library import LIBRARY
+
+
+def test_domain_geometry():
+    d = Domain(10, 7, 5, halo=3)
+    assert d.shape == (16, 13, 5) and d.origin == (3, 3, 0) and d.domain == (10, 7, 5)
+    assert np.zeros(d.shape)[d.interior].shape == (10, 7, 5)
+    with pytest.raises(StencilError, match="Domain.nx must be >= 1"):
+        Domain(0, 3, 3)
+
+
+@pytest.mark.parametrize("backend", CPU_BACKENDS)
+def test_storage_round_trip_every_layout(backend):
+    """Round trip numpy -> backend storage (its own memory layout/strides) -> numpy is exact."""
+    a = np.random.default_rng(0).random((7, 6, 5))
+    s = from_numpy(a, backend, origin=(1, 1, 0))
+    np.testing.assert_array_equal(to_numpy(s), a)
+
+
+def test_backend_selection_and_env(monkeypatch):
+    monkeypatch.setenv("STRATOFLOW_BACKEND", "gt:cpu_kfirst")
+    assert default_backend() == "gt:cpu_kfirst"
+    assert StencilConfig.from_env().backend == "gt:cpu_kfirst"
+    monkeypatch.setenv("STRATOFLOW_BACKEND", "gt:fpga")
+    with pytest.raises(StencilError, match="unknown GT4Py backend 'gt:fpga'"):
+        default_backend()
+
+
+def test_missing_compiler_is_reported(monkeypatch):
+    monkeypatch.setenv("CXX", "no-such-compiler-g++")
+    with pytest.raises(StencilError, match="no compiler 'no-such-compiler-g\\+\\+'"):
+        check_backend("gt:cpu_ifirst")
+    assert check_backend("numpy") == "numpy"
+
+
+def test_gpu_backend_without_cupy_is_reported():
+    pytest.importorskip("numpy")
+    try:
+        import cupy  # noqa: F401
+
+        pytest.skip("cupy is installed")
+    except ImportError:
+        pass
+    with pytest.raises(StencilError, match="needs an NVIDIA GPU and cupy"):
+        check_backend("gt:gpu")
+
+
+def test_cache_dir_is_project_controlled(tmp_path):
+    cfg = StencilConfig(backend="numpy", cache_dir=tmp_path / "cache")
+    StencilFactory(cfg)(LIBRARY["jacobi_2d"].definition)
+    assert any((tmp_path / "cache" / "gt4py").rglob("*.py"))
+
+
+def test_call_checks_halo_dtype_and_missing_fields():
+    lib = LIBRARY["hdiff"]
+    st = StencilFactory("numpy")(lib.definition)
+    small = Domain(6, 6, 2, halo=1)
+    f = {k: from_numpy(np.zeros(small.shape), "numpy", small.origin) for k in ("in_field", "coeff", "out_field")}
+    with pytest.raises(StencilError, match="field 'in_field' is too small along I.*halo of at least 2"):
+        st(origin=small.origin, domain=small.domain, **f)
+    ok = Domain(6, 6, 2, halo=2)
+    f = {k: from_numpy(np.zeros(ok.shape), "numpy", ok.origin) for k in ("in_field", "coeff", "out_field")}
+    f["coeff"] = from_numpy(np.zeros(ok.shape, dtype=np.float32), "numpy", ok.origin)
+    with pytest.raises(StencilError, match="field 'coeff' has dtype float32"):
+        st(origin=ok.origin, domain=ok.domain, **f)
+    del f["coeff"]
+    with pytest.raises(StencilError, match="field 'coeff' is missing"):
+        st(origin=ok.origin, domain=ok.domain, **f)
