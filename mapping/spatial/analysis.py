@@ -1,0 +1,233 @@
+"""Buffer, latency and delay-buffer analysis, performance model and halo accumulation.
+
+Streaming model (one token = ``vectorization`` consecutive points, row-major, one token per
+cycle): stencil ``s`` runs steps ``t = -S .. T-1``; at step ``t`` it reads token ``t + m_f`` of
+each input ``f`` (when that token exists) into the input's shift register and emits output token
+``t`` (when ``t >= 0``). ``m_f`` is the look-ahead of input ``f`` (the window's furthest point
+ahead, rounded up to tokens), ``S = max_f m_f``.
+
+Delay buffers are a difference-constraints problem: with ``W(v)`` the cycle at which node ``v``
+writes its token 0, every channel ``f -> s`` with latency ``l`` requires
+``W(s) - W(f) >= m_f + l``. The least solution is the longest path from the inputs (computed
+exactly over all reconvergent and cross-dependent paths at once). A channel then holds exactly
+``W(s) - W(f) - m_f`` tokens in flight in the steady state, so its capacity is that plus one
+(the slot written while the oldest is read). Any smaller capacity stalls its writer, and the
+stall propagates (see the property tests).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from mapping.spatial.expr import OperationLatencies, count_operations, pipeline_latency
+from mapping.spatial.model import Program
+
+
+def sink_name(output: str) -> str:
+    """The node that writes output ``output`` back to off-chip memory."""
+    return f"write:{output}"
+
+
+@dataclass(frozen=True)
+class Target:
+    """Hardware parameters of the performance model."""
+
+    clock_mhz: float = 300.0
+    latencies: OperationLatencies = field(default_factory=OperationLatencies)
+    memory_latency: int = 1  # cycles from an input reader's stream to its consumers
+
+
+@dataclass(frozen=True)
+class Window:
+    """The access window of one input of one stencil, in points and tokens of the stream."""
+
+    field: str
+    lo: int  # furthest point behind the centre (linear, <= 0)
+    hi: int  # furthest point ahead of the centre (linear, >= 0)
+    lookahead: int  # m: tokens read ahead of the output token
+    reuse_tokens: int  # shift-register length in tokens
+    reuse_bytes: int
+    extent: tuple[tuple[int, int], ...]  # (min, max) offset per dimension
+
+
+@dataclass(frozen=True)
+class Channel:
+    src: str
+    dst: str
+    lookahead: int
+    latency: int
+    capacity: int  # tokens: delay buffer + latency + 1
+    token_bytes: int
+
+    @property
+    def delay(self) -> int:
+        """The delay-buffer part of the capacity (tokens beyond latency and the handshake slot)."""
+        return self.capacity - self.latency - 1
+
+    @property
+    def name(self) -> str:
+        return f"{self.src}->{self.dst}"
+
+
+@dataclass(frozen=True)
+class StencilInfo:
+    name: str
+    latency: int
+    operations: int  # per point
+    windows: Mapping[str, Window]
+    start: int  # W: cycle of the first output token
+    reuse_bytes: int
+    delay_bytes: int  # capacities of the incoming channels
+
+    @property
+    def onchip_bytes(self) -> int:
+        return self.reuse_bytes + self.delay_bytes
+
+
+@dataclass(frozen=True)
+class PerformanceModel:
+    points: int
+    vector_width: int
+    tokens: int
+    operations_per_point: int
+    pipeline_depth: int  # cycles until the last output's first token
+    cycles: int
+    clock_mhz: float
+    gops: float
+    offchip_bytes: int
+    onchip_bytes: int
+
+    @property
+    def seconds(self) -> float:
+        return self.cycles / (self.clock_mhz * 1e6)
+
+
+@dataclass(frozen=True)
+class Analysis:
+    program: Program
+    target: Target
+    stencils: Mapping[str, StencilInfo]
+    channels: tuple[Channel, ...]
+    start: Mapping[str, int]
+    model: PerformanceModel
+    halos: Mapping[str, Mapping[str, tuple[tuple[int, int], ...]]]
+
+    def channel(self, src: str, dst: str) -> Channel:
+        for c in self.channels:
+            if c.src == src and c.dst == dst:
+                return c
+        raise KeyError(f"{src}->{dst}")
+
+    def halo_width(self, output: str) -> tuple[int, ...]:
+        """Accumulated halo depth per dimension that ``output`` needs from the inputs."""
+        ext = self.halos[output].values()
+        ndim = len(self.program.shape)
+        return tuple(max([max(-e[c][0], e[c][1]) for e in ext], default=0) for c in range(ndim))
+
+
+def strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(int(np.prod(shape[c + 1:])) for c in range(len(shape)))
+
+
+def access_window(prog: Program, stencil: str, fname: str) -> Window:
+    st = prog.stencils[stencil]
+    offs = st.accesses[fname]
+    sd = strides(prog.shape)
+    w = prog.vectorization
+    if st.boundary[fname].kind == "copy":
+        # clamping moves an access towards the centre: the window must cover the whole box
+        lo = min(sum(min(0, d) * s for d, s in zip(o, sd)) for o in offs)
+        hi = max(sum(max(0, d) * s for d, s in zip(o, sd)) for o in offs)
+    else:
+        lin = [sum(d * s for d, s in zip(o, sd)) for o in offs]
+        lo, hi = min(0, min(lin)), max(0, max(lin))
+    m = -(-hi // w)
+    lo_tok = lo // w
+    reuse = m - lo_tok + 1
+    nb = prog.dtype_of(fname).bytes
+    extent = tuple((min(o[c] for o in offs), max(o[c] for o in offs)) for c in range(len(prog.shape)))
+    return Window(fname, lo, hi, m, reuse, reuse * w * nb, extent)
+
+
+def analyse(
+    prog: Program,
+    target: Target | None = None,
+    link_latency: Mapping[tuple[str, str], int] | None = None,
+    timed: bool = True,
+) -> Analysis:
+    """Analyse ``prog``. ``link_latency`` adds cycles to cut channels (multi-device);
+    ``timed=False`` gives the untimed (Kahn/C-simulation) capacities with zero latencies."""
+    target = target or Target()
+    link_latency = link_latency or {}
+    w = prog.vectorization
+    latency = {n: pipeline_latency(s.computation, target.latencies) for n, s in prog.stencils.items()}
+    windows = {n: {f: access_window(prog, n, f) for f in s.inputs} for n, s in prog.stencils.items()}
+
+    def chan_latency(src: str, dst: str) -> int:
+        if not timed:
+            return 0
+        base = latency[src] if src in latency else target.memory_latency
+        return base + int(link_latency.get((src, dst), 0))
+
+    start: dict[str, int] = dict.fromkeys(prog.inputs, 0)
+    for n, s in prog.stencils.items():
+        start[n] = max(start[f] + windows[n][f].lookahead + chan_latency(f, n) for f in s.inputs) if s.inputs else 0
+    for o in prog.outputs:
+        start[sink_name(o)] = start[o] + chan_latency(o, sink_name(o))
+
+    channels: list[Channel] = []
+    for n, s in prog.stencils.items():
+        for f in s.inputs:
+            m = windows[n][f].lookahead
+            cap = start[n] - start[f] - m + 1
+            channels.append(Channel(f, n, m, chan_latency(f, n), cap, w * prog.dtype_of(f).bytes))
+    for o in prog.outputs:
+        cap = start[sink_name(o)] - start[o] + 1
+        channels.append(Channel(o, sink_name(o), 0, chan_latency(o, sink_name(o)), cap, w * prog.dtype_of(o).bytes))
+
+    infos: dict[str, StencilInfo] = {}
+    for n, s in prog.stencils.items():
+        reuse = sum(win.reuse_bytes for win in windows[n].values())
+        delay = sum(c.capacity * c.token_bytes for c in channels if c.dst == n)
+        infos[n] = StencilInfo(n, latency[n], count_operations(s.computation), windows[n], start[n], reuse, delay)
+
+    tokens = prog.points // w
+    depth = max(start[sink_name(o)] for o in prog.outputs)
+    cycles = tokens + depth
+    ops = sum(i.operations for i in infos.values())
+    offchip = sum(
+        int(np.prod([prog.shape[prog.iterators.index(d)] for d in inp.dims])) * inp.dtype.bytes
+        for n, inp in prog.inputs.items()
+        if any(c.src == n for c in channels)
+    ) + sum(prog.points * prog.dtype_of(o).bytes for o in prog.outputs)
+    onchip = sum(i.onchip_bytes for i in infos.values()) + sum(
+        c.capacity * c.token_bytes for c in channels if c.dst.startswith("write:")
+    )
+    gops = ops * prog.points / (cycles / (target.clock_mhz * 1e6)) / 1e9
+    model = PerformanceModel(prog.points, w, tokens, ops, depth, cycles, target.clock_mhz, gops, offchip, onchip)
+    return Analysis(prog, target, infos, tuple(channels), start, model, accumulate_halos(prog))
+
+
+def accumulate_halos(prog: Program) -> dict[str, dict[str, tuple[tuple[int, int], ...]]]:
+    """For each output: input -> per-dimension (min, max) offset accumulated along all paths.
+
+    A consumer of the output on a distributed domain needs halos of these depths of the
+    inputs to compute the output locally (``mapping/cluster``).
+    """
+    ndim = len(prog.shape)
+    ext: dict[str, dict[str, tuple[tuple[int, int], ...]]] = {n: {n: ((0, 0),) * ndim} for n in prog.inputs}
+    for n, s in prog.stencils.items():
+        acc: dict[str, list[list[int]]] = {}
+        for f, offs in s.accesses.items():
+            own = [(min(o[c] for o in offs), max(o[c] for o in offs)) for c in range(ndim)]
+            for src, e in ext[f].items():
+                cur = acc.setdefault(src, [[math.inf, -math.inf] for _ in range(ndim)])
+                for c in range(ndim):
+                    cur[c][0] = min(cur[c][0], e[c][0] + own[c][0])
+                    cur[c][1] = max(cur[c][1], e[c][1] + own[c][1])
+        ext[n] = {src: tuple((int(a), int(b)) for a, b in v) for src, v in acc.items()}
+    return {o: ext[o] for o in prog.outputs}
