@@ -1,0 +1,161 @@
+"""Reader of the raw ENS-10 GRIB layout (``output.{pl,sfc}.2018MMDD``) via cfgrib.
+
+Each file holds one calendar date of all years; ``open_raw`` merges the requested dates into one
+time axis of initialisations, flips latitude to increasing order and returns lazy (dask) arrays
+with dims (number, time, step[, isobaricInhPa], latitude, longitude).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+from ens10 import schema
+from ens10.errors import ENS10DataError
+
+log = logging.getLogger(__name__)
+
+_NAME = re.compile(r"^output\.(pl|sfc)\.(\d{8})$")
+
+
+def raw_files(root: Path | str, kind: str) -> dict[str, Path]:
+    """{'MMDD': path} of the raw files of ``kind`` ('pl' or 'sfc') in ``root``."""
+    root = Path(root)
+    if kind not in schema.VARIABLES:
+        raise ENS10DataError(f"unknown level type {kind!r}: use 'pl' or 'sfc'")
+    if not root.is_dir():
+        raise ENS10DataError(f"ENS-10 raw directory {root} does not exist")
+    out = {}
+    for p in sorted(root.iterdir()):
+        m = _NAME.match(p.name)
+        if m and m.group(1) == kind:
+            out[m.group(2)[4:]] = p
+    if not out:
+        raise ENS10DataError(
+            f"no raw ENS-10 {kind} files (output.{kind}.2018MMDD) in {root}: point to the "
+            "directory holding the downloaded GRIB files (or run 'stratoflow ens10 make-sample')"
+        )
+    return out
+
+
+def _normalise_dates(dates: Iterable[str] | None, available: Sequence[str]) -> list[str]:
+    if dates is None:
+        return list(available)
+    wanted = []
+    for d in dates:
+        s = str(d)
+        if len(s) == 8:
+            s = s[4:]
+        if len(s) != 4 or not s.isdigit():
+            raise ENS10DataError(f"date {d!r}: give 'MMDD' or '2018MMDD'")
+        wanted.append(s)
+    missing = [d for d in wanted if d not in available]
+    if missing:
+        raise ENS10DataError(
+            f"missing raw files for dates {', '.join(missing)} (have {len(available)} dates: "
+            f"{', '.join(list(available)[:6])}{' ...' if len(available) > 6 else ''})"
+        )
+    return wanted
+
+
+def _open_one(path: Path, kind: str, chunks: dict | None) -> xr.Dataset:
+    try:
+        ds = xr.open_dataset(
+            path, engine="cfgrib", chunks=chunks if chunks is not None else {},
+            backend_kwargs={"indexpath": "", "read_keys": ["dataDate"]},
+        )
+    except Exception as exc:  # cfgrib/eccodes raise many types for damaged files
+        raise ENS10DataError(
+            f"cannot read GRIB file {path}: {type(exc).__name__}: {exc}. The file is corrupt or "
+            "truncated: download it again"
+        ) from exc
+    for dim in ("number", "time", "step"):
+        if dim not in ds.dims:
+            ds = ds.expand_dims(dim) if dim in ds.coords else ds
+    return ds.drop_vars([c for c in ("surface", "valid_time") if c in ds.coords])
+
+
+def open_raw(
+    root: Path | str,
+    kind: str = "pl",
+    variables: Sequence[str] | None = None,
+    levels: Sequence[int] | None = None,
+    years: tuple[int, int] | Sequence[int] | None = None,
+    dates: Iterable[str] | None = None,
+    steps: Sequence[int] | None = None,
+    chunks: dict | None = None,
+) -> xr.Dataset:
+    """Lazily open raw ENS-10 GRIB files as one dataset.
+
+    kind: 'pl' or 'sfc'. variables: cfgrib names (z, t, ..., sst, u10, t2m, ...). levels: hPa.
+    years: (first, last) inclusive or a list. dates: 'MMDD' calendar dates (default: all files).
+    steps: lead times in hours (0, 24, 48). Latitude is returned increasing (-90 -> 90).
+    """
+    files = raw_files(root, kind)
+    wanted_dates = _normalise_dates(dates, list(files))
+    want_vars = list(variables) if variables is not None else list(schema.VARIABLES[kind])
+    unknown = [v for v in want_vars if v not in schema.VARIABLES[kind]]
+    if unknown:
+        raise ENS10DataError(
+            f"unknown {kind} variables {unknown}: ENS-10 {kind} variables are "
+            f"{', '.join(schema.VARIABLES[kind])}"
+        )
+    parts = []
+    for mmdd in wanted_dates:
+        path = files[mmdd]
+        ds = _open_one(path, kind, chunks)
+        missing = [v for v in want_vars if v not in ds.data_vars]
+        if missing:
+            raise ENS10DataError(
+                f"GRIB file {path} lacks variables {missing} (has {sorted(ds.data_vars)})"
+            )
+        ds = ds[want_vars]
+        if kind == "pl":
+            if "isobaricInhPa" not in ds.dims:
+                ds = ds.expand_dims("isobaricInhPa")
+            if levels is not None:
+                have = set(np.asarray(ds["isobaricInhPa"].values).astype(int).tolist())
+                lack = [lv for lv in levels if lv not in have]
+                if lack:
+                    raise ENS10DataError(
+                        f"GRIB file {path} lacks pressure levels {lack} hPa (has {sorted(have)})"
+                    )
+                ds = ds.sel(isobaricInhPa=list(levels))
+            else:
+                ds = ds.sortby("isobaricInhPa")
+        elif levels is not None:
+            raise ENS10DataError("levels= applies to kind='pl' only; surface fields have none")
+        if steps is not None:
+            have = (ds["step"].values // np.timedelta64(1, "h")).astype(int).tolist()
+            lack = [s for s in steps if s not in have]
+            if lack:
+                raise ENS10DataError(f"GRIB file {path} lacks steps {lack} h (has {have})")
+            ds = ds.sel(step=[np.timedelta64(int(s), "h") for s in steps])
+        if years is not None:
+            wanted_years = _year_list(years)
+            have_years = ds["time"].dt.year.values
+            lack = sorted(set(wanted_years) - set(have_years.tolist()))
+            if lack:
+                raise ENS10DataError(f"GRIB file {path} lacks initialisation years {lack}")
+            ds = ds.isel(time=np.isin(have_years, wanted_years))
+        parts.append(ds)
+    ds = xr.concat(parts, dim="time", join="exact", data_vars="all", coords="minimal",
+                   compat="override") if len(parts) > 1 else parts[0]
+    ds = ds.sortby("time")
+    if ds["latitude"].size > 1 and ds["latitude"].values[0] > ds["latitude"].values[-1]:
+        ds = ds.isel(latitude=slice(None, None, -1))
+    ds = ds.assign_coords(valid_time=ds["time"] + ds["step"])
+    ds.attrs["ens10_layout"] = "raw"
+    ds.attrs["ens10_kind"] = kind
+    return ds
+
+
+def _year_list(years) -> list[int]:
+    if isinstance(years, tuple) and len(years) == 2:
+        return list(range(int(years[0]), int(years[1]) + 1))
+    return [int(y) for y in years]
