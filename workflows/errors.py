@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 
-class SpecError(ValueError):
+class WorkflowError(RuntimeError):
+    """A workflow cannot run: a failed step, a missing run, a scheduler that refused a job.
+
+    The message names the run, step, file or job and what to do.
+    """
+
+
+class SpecError(WorkflowError, ValueError):
     """A run spec is invalid; the message names the key and the allowed values."""
 
 
 # Package errors whose message is meant for the user (no traceback unless -vv).
 _USER_ERROR_NAMES = {
     "SpecError",
+    "WorkflowError",
     "StencilError",
     "StencilFlowError",
     "HaloError",

@@ -1,0 +1,156 @@
+"""Step kinds that call stratoflow's capabilities (stencils, FV3, StencilFlow, tuning, ENS-10).
+
+Each adapter calls its capability through its ``stratoflow`` sub-command or its Python entry
+point, and reports the capability as "not landed" when that interface is not there.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from workflows.errors import WorkflowError
+from workflows.kinds.base import CliKind, EntryKind, PlanContext, TaskPlan, cli_argv, cli_rejects
+from workflows.spec import (
+    ENS10EvaluateStep,
+    ENS10SampleStep,
+    ENS10TrainStep,
+    FV3Step,
+    MapStep,
+    StencilsDemoStep,
+    StepBase,
+    TuneStep,
+)
+
+
+class StencilsDemoKind(CliKind):
+    name = "stencils_demo"
+    summary = "compile, run and verify the stencil library"
+    command = ("stencils", "demo")
+
+    def plan(self, step: StepBase, ctx: PlanContext) -> TaskPlan:
+        assert isinstance(step, StencilsDemoStep)
+        args = self.command
+        if step.backend is not None:
+            args += ("--backend", step.backend)
+        return TaskPlan(cli_argv(*args))
+
+
+class FV3Kind(CliKind):
+    name = "fv3"
+    summary = "an FV3 dynamical-core case on 6 x layout^2 MPI ranks"
+    command = ("fv3", "run")
+
+    def _args(self, step: FV3Step, output: Path) -> tuple[str, ...]:
+        args = (
+            *self.command, "--case", step.case, "--resolution", str(step.resolution),
+            "--layout", str(step.layout), "--days", str(step.days), "--output", str(output),
+        )  # fmt: skip
+        if cli_rejects((*args, "--backend", step.backend)) is None:
+            args += ("--backend", step.backend)
+        elif step.backend != "numpy":
+            raise WorkflowError(
+                f"step {step.name}: `stratoflow fv3 run` has no --backend option, so backend "
+                f"{step.backend!r} cannot be selected; remove 'backend' from the step"
+            )
+        return args
+
+    def probe_args(self) -> tuple[str, ...]:
+        return self._args(FV3Step(name="probe", kind="fv3"), Path("probe.nc"))
+
+    def plan(self, step: StepBase, ctx: PlanContext) -> TaskPlan:
+        assert isinstance(step, FV3Step)
+        args = self._args(step, ctx.out_dir / f"{step.case}_c{step.resolution}.nc")
+        warm = None
+        if step.warm_cache and cli_rejects((*args, "--warm-only")) is None:
+            warm = cli_argv(*args, "--warm-only")
+        return TaskPlan(cli_argv(*args), ranks=step.ranks, warm_argv=warm)
+
+
+class MapKind(CliKind):
+    name = "map"
+    summary = "map a stencil-program DAG with StencilFlow and simulate it"
+    command = ("map",)
+
+    def probe_args(self) -> tuple[str, ...]:
+        return ("map", "program.json", "--simulate")
+
+    def plan(self, step: StepBase, ctx: PlanContext) -> TaskPlan:
+        assert isinstance(step, MapStep)
+        args: tuple[str, ...] = ("map", str(step.program))
+        if step.simulate:
+            args += ("--simulate",)
+        if cli_rejects((*args, "--output", "x")) is None:
+            args += ("--output", str(ctx.out_dir))
+        return TaskPlan(cli_argv(*args))
+
+
+class TuneKind(CliKind):
+    name = "tune"
+    summary = "transfer-tune one stencil's schedule"
+    command = ("tune",)
+
+    def _args(self, step: TuneStep, out: Path) -> tuple[str, ...]:
+        return (
+            "tune", step.mode, "--stencil", step.stencil, "--backend", step.backend,
+            "--trials", str(step.trials), "--output", str(out),
+        )  # fmt: skip
+
+    def probe_args(self) -> tuple[str, ...]:
+        return self._args(TuneStep(name="probe", kind="tune"), Path("out"))
+
+    def plan(self, step: StepBase, ctx: PlanContext) -> TaskPlan:
+        assert isinstance(step, TuneStep)
+        return TaskPlan(cli_argv(*self._args(step, ctx.out_dir)))
+
+
+class ENS10SampleKind(EntryKind):
+    name = "ens10_sample"
+    summary = "write the ENS-10 sample data set"
+    target = "ens10.sample:make_sample"
+    params = ("out_dir", "grid", "years")
+
+    def kwargs(self, step: StepBase, ctx: PlanContext) -> dict[str, Any]:
+        assert isinstance(step, ENS10SampleStep)
+        return {"out_dir": str(ctx.out_dir), "grid": step.grid, "years": step.years}
+
+
+class ENS10TrainKind(EntryKind):
+    name = "ens10_train"
+    summary = "train one ENS-10 baseline (EMOS, MLP, ...)"
+    target = "ens10.train:train"
+    params = ("model", "target", "data_dir", "out_dir", "epochs")
+
+    def kwargs(self, step: StepBase, ctx: PlanContext) -> dict[str, Any]:
+        assert isinstance(step, ENS10TrainStep)
+        return {
+            "model": step.model, "target": step.target, "data_dir": str(ctx.input_dir(step.data_from)),
+            "out_dir": str(ctx.out_dir), "epochs": step.epochs,
+        }  # fmt: skip
+
+
+def checkpoint_of(train_dir: Path) -> Path:
+    """The checkpoint a finished ``ens10_train`` step returned (its ``result.json``)."""
+    result = train_dir / "result.json"
+    if not result.is_file():
+        raise WorkflowError(f"{result} is missing: the training step did not report a checkpoint")
+    path = Path(json.loads(result.read_text()))
+    return path if path.is_absolute() else train_dir / path
+
+
+class ENS10EvaluateKind(EntryKind):
+    name = "ens10_evaluate"
+    summary = "evaluate trained ENS-10 baselines (CRPS, EECRPS, ...)"
+    target = "ens10.evaluate:evaluate"
+    params = ("data_dir", "checkpoints", "out_dir")
+
+    def kwargs(self, step: StepBase, ctx: PlanContext) -> dict[str, Any]:
+        assert isinstance(step, ENS10EvaluateStep)
+        checkpoints = [
+            str(checkpoint_of(d)) for name in step.models_from for d in ctx.inputs[name]
+        ]
+        return {
+            "data_dir": str(ctx.input_dir(step.data_from)), "checkpoints": checkpoints,
+            "out_dir": str(ctx.out_dir),
+        }  # fmt: skip

@@ -1,0 +1,239 @@
+"""The run database (SQLite): what ran, where, with which code, and what it wrote.
+
+One row per run (spec, hash, git commit, package versions, host, Slurm job id, start/end,
+status), per step (step hash, status, tries, Parsl task ids, exit status), per attempt
+(Parsl task id, try number, host, Slurm job id, exit status, log files) and per output file
+(path and SHA-256). Safe to use from the engine's threads and from several processes.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import socket
+import sqlite3
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from workflows.errors import WorkflowError
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    run_id TEXT PRIMARY KEY, name TEXT, spec_hash TEXT, spec_json TEXT, spec_path TEXT,
+    site TEXT, status TEXT, git_commit TEXT, packages TEXT, host TEXT, user TEXT, pid INTEGER,
+    slurm_job_id TEXT, run_dir TEXT, started REAL, ended REAL
+);
+CREATE TABLE IF NOT EXISTS steps (
+    run_id TEXT, step_id TEXT, step_hash TEXT, kind TEXT, status TEXT, message TEXT,
+    started REAL, ended REAL, exit_code INTEGER, tries INTEGER DEFAULT 0,
+    parsl_task_ids TEXT DEFAULT '[]', host TEXT, slurm_job_id TEXT, out_dir TEXT, log_dir TEXT,
+    PRIMARY KEY (run_id, step_id)
+);
+CREATE TABLE IF NOT EXISTS attempts (
+    run_id TEXT, step_id TEXT, try INTEGER, parsl_task_id INTEGER, parsl_try_id INTEGER, host TEXT,
+    slurm_job_id TEXT, started REAL, ended REAL, exit_code INTEGER, error TEXT,
+    stdout TEXT, stderr TEXT
+);
+CREATE TABLE IF NOT EXISTS outputs (
+    run_id TEXT, step_id TEXT, path TEXT, sha256 TEXT, bytes INTEGER
+);
+CREATE INDEX IF NOT EXISTS steps_by_hash ON steps (step_hash, status);
+"""
+
+# statuses of a step that count as finished (its outputs are complete)
+DONE = ("done", "cached")
+PACKAGES = (
+    "stratoflow", "gt4py", "dace", "numpy", "mpi4py", "mpich", "parsl", "xarray",
+    "netCDF4", "torch", "pydantic", "scipy",
+)  # fmt: skip
+
+
+def package_versions() -> dict[str, str]:
+    versions = {}
+    for name in PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
+
+
+def git_commit() -> str:
+    """The stratoflow checkout's commit (``+dirty`` with uncommitted changes), or 'unknown'."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        commit = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"],
+            capture_output=True, text=True, timeout=10, check=True,
+        ).stdout.strip()  # fmt: skip
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True, text=True, timeout=10,
+        ).stdout.strip()  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return commit + ("+dirty" if dirty else "")
+
+
+class ProvenanceDB:
+    """The run database at ``path`` (created on first use)."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
+        try:
+            self._conn = sqlite3.connect(
+                self.path, timeout=60, check_same_thread=False, isolation_level=None
+            )
+            self._conn.row_factory = sqlite3.Row
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.executescript(SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise WorkflowError(
+                f"run database {self.path} cannot be opened ({exc}); pass another --db path"
+            ) from None
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> ProvenanceDB:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def _query(self, sql: str, args: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+        with self._lock:
+            return [dict(r) for r in self._conn.execute(sql, args).fetchall()]
+
+    # --- runs -----------------------------------------------------------------------------
+
+    def begin_run(
+        self, run_id: str, name: str, spec_hash: str, spec_json: str, spec_path: str,
+        site: str, run_dir: str,
+    ) -> None:  # fmt: skip
+        """Record that a run (new or resumed) starts now in this process."""
+        values = dict(
+            run_id=run_id, name=name, spec_hash=spec_hash, spec_json=spec_json,
+            spec_path=spec_path, site=site, status="running", git_commit=git_commit(),
+            packages=json.dumps(package_versions()), host=socket.gethostname(),
+            user=getpass.getuser(), pid=os.getpid(),
+            slurm_job_id=os.environ.get("SLURM_JOB_ID"), run_dir=run_dir,
+            started=time.time(), ended=None,
+        )  # fmt: skip
+        cols = ", ".join(values)
+        marks = ", ".join("?" * len(values))
+        with self._tx() as c:
+            c.execute(f"INSERT OR REPLACE INTO runs ({cols}) VALUES ({marks})", tuple(values.values()))
+
+    def update_run(self, run_id: str, **fields: Any) -> None:
+        sets = ", ".join(f"{k} = ?" for k in fields)
+        with self._tx() as c:
+            c.execute(f"UPDATE runs SET {sets} WHERE run_id = ?", (*fields.values(), run_id))
+
+    def get_run(self, run_id: str) -> dict[str, Any]:
+        rows = self._query("SELECT * FROM runs WHERE run_id = ?", (run_id,))
+        if not rows:
+            rows = self._query("SELECT * FROM runs WHERE run_id LIKE ?", (run_id + "%",))
+        if len(rows) != 1:
+            known = ", ".join(r["run_id"] for r in self.list_runs()[:10]) or "none"
+            what = "is ambiguous" if rows else "is not in"
+            raise WorkflowError(
+                f"run {run_id!r} {what} the run database {self.path}; known runs: {known}"
+            )
+        return rows[0]
+
+    def list_runs(self) -> list[dict[str, Any]]:
+        return self._query("SELECT * FROM runs ORDER BY started DESC")
+
+    def delete_run(self, run_id: str) -> None:
+        with self._tx() as c:
+            for table in ("runs", "steps", "attempts", "outputs"):
+                c.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
+
+    # --- steps -----------------------------------------------------------------------------
+
+    def set_step(self, run_id: str, step_id: str, **fields: Any) -> None:
+        """Insert or update one step's row."""
+        if "parsl_task_ids" in fields and not isinstance(fields["parsl_task_ids"], str):
+            fields["parsl_task_ids"] = json.dumps(list(fields["parsl_task_ids"]))
+        with self._tx() as c:
+            c.execute(
+                "INSERT OR IGNORE INTO steps (run_id, step_id) VALUES (?, ?)", (run_id, step_id)
+            )
+            if fields:
+                sets = ", ".join(f"{k} = ?" for k in fields)
+                c.execute(
+                    f"UPDATE steps SET {sets} WHERE run_id = ? AND step_id = ?",
+                    (*fields.values(), run_id, step_id),
+                )
+
+    def get_step(self, run_id: str, step_id: str) -> dict[str, Any] | None:
+        rows = self._query(
+            "SELECT * FROM steps WHERE run_id = ? AND step_id = ?", (run_id, step_id)
+        )
+        return rows[0] if rows else None
+
+    def steps(self, run_id: str) -> list[dict[str, Any]]:
+        return self._query("SELECT * FROM steps WHERE run_id = ? ORDER BY rowid", (run_id,))
+
+    def finished_steps_with_hash(self, step_hash: str) -> list[dict[str, Any]]:
+        marks = ", ".join("?" * len(DONE))
+        return self._query(
+            f"SELECT * FROM steps WHERE step_hash = ? AND status IN ({marks}) ORDER BY ended DESC",
+            (step_hash, *DONE),
+        )
+
+    def add_attempt(self, run_id: str, step_id: str, **fields: Any) -> None:
+        fields = {"run_id": run_id, "step_id": step_id} | fields
+        cols = ", ".join(fields)
+        marks = ", ".join("?" * len(fields))
+        with self._tx() as c:
+            c.execute(f"INSERT INTO attempts ({cols}) VALUES ({marks})", tuple(fields.values()))
+
+    def attempts(self, run_id: str, step_id: str | None = None) -> list[dict[str, Any]]:
+        if step_id is None:
+            return self._query("SELECT * FROM attempts WHERE run_id = ? ORDER BY rowid", (run_id,))
+        return self._query(
+            "SELECT * FROM attempts WHERE run_id = ? AND step_id = ? ORDER BY rowid",
+            (run_id, step_id),
+        )
+
+    # --- outputs ---------------------------------------------------------------------------
+
+    def set_outputs(self, run_id: str, step_id: str, files: list[tuple[str, str, int]]) -> None:
+        """Replace a step's output list with ``(relative path, sha256, bytes)`` rows."""
+        with self._tx() as c:
+            c.execute("DELETE FROM outputs WHERE run_id = ? AND step_id = ?", (run_id, step_id))
+            c.executemany(
+                "INSERT INTO outputs VALUES (?, ?, ?, ?, ?)",
+                [(run_id, step_id, p, h, n) for p, h, n in files],
+            )
+
+    def outputs(self, run_id: str, step_id: str | None = None) -> list[dict[str, Any]]:
+        if step_id is None:
+            return self._query("SELECT * FROM outputs WHERE run_id = ? ORDER BY path", (run_id,))
+        return self._query(
+            "SELECT * FROM outputs WHERE run_id = ? AND step_id = ? ORDER BY path",
+            (run_id, step_id),
+        )

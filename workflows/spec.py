@@ -1,0 +1,448 @@
+"""Run specs: YAML workflows validated by pydantic, swept, hashed.
+
+A spec names a workflow and its steps. Each step has a ``kind`` (see
+:mod:`workflows.kinds`) and kind-specific parameters; a step can ``sweep`` some of its
+parameters (every combination becomes one step instance) and depend on earlier steps
+(``after``, or the kind's input fields such as ``data_from``). Any value that can reach a
+command line is restricted to a safe character set, so a spec cannot inject shell.
+
+The canonical hash of a spec (sorted-key JSON of the validated model, descriptions left
+out) identifies its run: ``runs/<name>-<hash[:10]>/``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, ClassVar, Literal
+
+import yaml
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
+
+from workflows.errors import SpecError
+
+# --- safe scalar types -------------------------------------------------------------------
+
+NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]{0,63}$"
+_SAFE_ARG = re.compile(r"^[A-Za-z0-9_.,:=+/@%{}-]*$")
+SAFE_ARG_CHARS = "letters, digits and _ . , : = + - / @ % { }"
+
+
+def _safe_arg(value: str) -> str:
+    if not _SAFE_ARG.match(value):
+        bad = sorted({c for c in value if not _SAFE_ARG.match(c)})
+        shown = ", ".join(repr(c) for c in bad)
+        raise ValueError(
+            f"value {value!r} contains characters that could reach a shell ({shown}); "
+            f"allowed: {SAFE_ARG_CHARS} (split arguments into list items instead of spaces)"
+        )
+    return value
+
+
+def _safe_name(value: str) -> str:
+    if not re.match(NAME_PATTERN, value):
+        raise ValueError(
+            f"name {value!r} must start with a letter and contain only letters, digits, "
+            "'_' and '-' (at most 64 characters)"
+        )
+    return value
+
+
+Name = Annotated[str, AfterValidator(_safe_name)]
+Arg = Annotated[str, AfterValidator(_safe_arg)]
+Backend = Literal[
+    "numpy",
+    "debug",
+    "gt:cpu_ifirst",
+    "gt:cpu_kfirst",
+    "dace:cpu",
+    "dace:cpu_kfirst",
+    "dace:cpu_KJI",
+    "gt:gpu",
+    "dace:gpu",
+    "cuda",
+]
+Scalar = int | float | bool | Arg
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# --- steps ---------------------------------------------------------------------------------
+
+
+class StepBase(_Model):
+    """Fields every step kind has."""
+
+    name: Name
+    description: str = ""
+    after: tuple[Name, ...] = ()
+    retries: int | None = Field(default=None, ge=0, le=10)
+    sweep: dict[str, list[Scalar]] = Field(default_factory=dict)
+
+    # fields naming other steps whose outputs this step reads (overridden by kinds)
+    input_fields: ClassVar[tuple[str, ...]] = ()
+    # fields holding paths of input files, checked for existence and hashed by content
+    path_fields: ClassVar[tuple[str, ...]] = ()
+
+    @model_validator(mode="after")
+    def _check_sweep(self) -> StepBase:
+        fixed = {"name", "kind", "description", "after", "retries", "sweep"}
+        allowed = sorted(set(type(self).model_fields) - fixed)
+        for key, values in self.sweep.items():
+            if key not in allowed:
+                raise ValueError(
+                    f"sweep key {key!r} is not a parameter of kind {self.kind!r}; "  # type: ignore[attr-defined]
+                    f"allowed: {', '.join(allowed)}"
+                )
+            if not values:
+                raise ValueError(f"sweep key {key!r} needs a non-empty list of values")
+        return self
+
+    def inputs(self) -> list[str]:
+        """Names of the steps whose outputs this step reads."""
+        names: list[str] = []
+        for f in self.input_fields:
+            value = getattr(self, f)
+            if value is None:
+                continue
+            names.extend([value] if isinstance(value, str) else list(value))
+        return names
+
+
+class CommandStep(StepBase):
+    """Run an argument vector (never through a shell). ``{out}`` is the step's output
+    folder, ``{input.NAME}`` the output folder of step NAME (which becomes a dependency)."""
+
+    kind: Literal["command"]
+    argv: tuple[Arg, ...] = Field(min_length=1)
+    ranks: int = Field(default=1, ge=1, le=1024)
+
+    @model_validator(mode="after")
+    def _check_placeholders(self) -> CommandStep:
+        for i, arg in enumerate(self.argv):
+            for ref in re.findall(r"{([^{}]*)}", arg):
+                name = ref.removeprefix("input.")
+                if ref != "out" and not (ref.startswith("input.") and name in self.after):
+                    raise ValueError(
+                        f"argv[{i}]: unknown placeholder {{{ref}}}; allowed: {{out}} and "
+                        "{input.NAME} for a step NAME listed in 'after'"
+                    )
+        return self
+
+
+class MPIStep(StepBase):
+    """Run a Python script (mpi4py) on ``ranks`` MPI ranks with the site's MPI launcher."""
+
+    kind: Literal["mpi"]
+    script: Path
+    args: tuple[Arg, ...] = ()
+    ranks: int = Field(default=2, ge=1, le=1024)
+    path_fields: ClassVar[tuple[str, ...]] = ("script",)
+
+
+class StencilsDemoStep(StepBase):
+    """Compile, run and verify the stencil library (``stratoflow stencils demo``)."""
+
+    kind: Literal["stencils_demo"]
+    backend: Backend | None = None
+
+
+class FV3Step(StepBase):
+    """An FV3 dynamical-core case on 6 * layout**2 MPI ranks (``stratoflow fv3 run``)."""
+
+    kind: Literal["fv3"]
+    case: Literal["williamson1", "williamson2", "williamson5", "williamson6"] = "williamson2"
+    resolution: int = Field(default=24, ge=4, le=4096)
+    layout: int = Field(default=1, ge=1, le=16)
+    days: float = Field(default=1.0, gt=0, le=1000)
+    backend: Backend = "numpy"
+    warm_cache: bool = True
+
+    @property
+    def ranks(self) -> int:
+        return 6 * self.layout**2
+
+
+class MapStep(StepBase):
+    """Map a stencil-program DAG with StencilFlow and simulate it (``stratoflow map``)."""
+
+    kind: Literal["map"]
+    program: Path
+    simulate: bool = True
+    path_fields: ClassVar[tuple[str, ...]] = ("program",)
+
+
+class TuneStep(StepBase):
+    """Transfer-tune one stencil's schedule (``stratoflow tune``)."""
+
+    kind: Literal["tune"]
+    stencil: Name = "hdiff"
+    mode: Literal["transfer", "search"] = "transfer"
+    backend: Backend = "numpy"
+    trials: int = Field(default=8, ge=1, le=10000)
+
+
+class ENS10SampleStep(StepBase):
+    """Write the ENS-10 sample data set (``ens10.sample.make_sample``)."""
+
+    kind: Literal["ens10_sample"]
+    grid: int = Field(default=16, ge=2, le=1440)
+    years: int = Field(default=2, ge=1, le=20)
+
+
+class ENS10TrainStep(StepBase):
+    """Train one ENS-10 baseline (``ens10.train.train``) on a sample step's data."""
+
+    kind: Literal["ens10_train"]
+    model: Literal["emos", "mlp", "lenet", "unet", "transformer"]
+    target: Literal["t2m", "z500", "t850"] = "t2m"
+    epochs: int = Field(default=5, ge=1, le=10000)
+    data_from: Name
+    input_fields: ClassVar[tuple[str, ...]] = ("data_from",)
+
+
+class ENS10EvaluateStep(StepBase):
+    """Evaluate trained ENS-10 baselines (``ens10.evaluate.evaluate``): CRPS, EECRPS..."""
+
+    kind: Literal["ens10_evaluate"]
+    data_from: Name
+    models_from: tuple[Name, ...] = Field(min_length=1)
+    input_fields: ClassVar[tuple[str, ...]] = ("data_from", "models_from")
+
+
+STEP_MODELS: tuple[type[StepBase], ...] = (
+    CommandStep,
+    MPIStep,
+    StencilsDemoStep,
+    FV3Step,
+    MapStep,
+    TuneStep,
+    ENS10SampleStep,
+    ENS10TrainStep,
+    ENS10EvaluateStep,
+)
+KIND_MODELS: dict[str, type[StepBase]] = {
+    m.model_fields["kind"].annotation.__args__[0]: m  # type: ignore[union-attr]
+    for m in STEP_MODELS
+}
+
+Step = Annotated[
+    CommandStep
+    | MPIStep
+    | StencilsDemoStep
+    | FV3Step
+    | MapStep
+    | TuneStep
+    | ENS10SampleStep
+    | ENS10TrainStep
+    | ENS10EvaluateStep,
+    Field(discriminator="kind"),
+]
+
+
+class WorkflowSpec(_Model):
+    """A workflow: named steps, run in dependency order, each retried on failure."""
+
+    name: Name
+    description: str = ""
+    retries: int = Field(default=1, ge=0, le=10)
+    backoff_s: float = Field(default=1.0, ge=0, le=600)
+    steps: tuple[Step, ...] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _check_graph(self) -> WorkflowSpec:
+        names = [s.name for s in self.steps]
+        seen: set[str] = set()
+        for i, step in enumerate(self.steps):
+            if step.name in seen:
+                raise ValueError(f"steps[{i}].name: step name {step.name!r} is used twice")
+            for ref in (*step.after, *step.inputs()):
+                if ref == step.name or ref not in names:
+                    raise ValueError(
+                        f"steps[{i}] ({step.name}): refers to unknown step {ref!r}; "
+                        f"known steps: {', '.join(n for n in names if n != step.name)}"
+                    )
+            seen.add(step.name)
+        _toposort({s.name: set(s.after) | set(s.inputs()) for s in self.steps})
+        return self
+
+    def canonical_json(self) -> str:
+        data = self.model_dump(mode="json", exclude={"description"})
+        for step in data["steps"]:
+            step.pop("description", None)
+        return json.dumps(data, sort_keys=True, separators=(",", ":"))
+
+    @property
+    def hash(self) -> str:
+        return hashlib.sha256(self.canonical_json().encode()).hexdigest()
+
+    @property
+    def run_id(self) -> str:
+        return f"{self.name}-{self.hash[:10]}"
+
+
+def _toposort(deps: dict[str, set[str]]) -> list[str]:
+    order: list[str] = []
+    done: set[str] = set()
+    pending = dict(deps)
+    while pending:
+        ready = sorted(n for n, d in pending.items() if d <= done)
+        if not ready:
+            raise ValueError(f"the steps {', '.join(sorted(pending))} depend on each other (cycle)")
+        for n in ready:
+            order.append(n)
+            done.add(n)
+            del pending[n]
+    return order
+
+
+# --- step instances (after sweep expansion) -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StepInstance:
+    """One concrete step to run: a step spec with its sweep values filled in."""
+
+    id: str  # e.g. ``tc2`` or ``tc2[backend=numpy,resolution=24]``
+    spec_name: str  # the step's ``name`` in the spec
+    step: StepBase
+    depends_on: tuple[str, ...] = field(default=())  # instance ids
+
+    @property
+    def dirname(self) -> str:
+        if self.id == self.spec_name:
+            return self.id
+        safe = re.sub(r"[^A-Za-z0-9_.=-]+", "_", self.id.replace("[", ".").rstrip("]"))
+        return safe
+
+
+def expand(spec: WorkflowSpec) -> list[StepInstance]:
+    """Expand sweeps into step instances, in dependency order."""
+    by_name: dict[str, list[StepInstance]] = {}
+    order = _toposort({s.name: set(s.after) | set(s.inputs()) for s in spec.steps})
+    steps = {s.name: s for s in spec.steps}
+    out: list[StepInstance] = []
+    for name in order:
+        step = steps[name]
+        deps = tuple(
+            inst.id for ref in (*step.after, *step.inputs()) for inst in by_name[ref]
+        )
+        instances: list[StepInstance] = []
+        if not step.sweep:
+            instances.append(StepInstance(name, name, step, deps))
+        else:
+            keys = sorted(step.sweep)
+            for combo in itertools.product(*(step.sweep[k] for k in keys)):
+                data = step.model_dump(exclude={"sweep"}) | dict(zip(keys, combo))
+                concrete = type(step).model_validate(data)
+                label = ",".join(f"{k}={v}" for k, v in zip(keys, combo))
+                instances.append(StepInstance(f"{name}[{label}]", name, concrete, deps))
+        by_name[name] = instances
+        out.extend(instances)
+    return out
+
+
+# --- loading -----------------------------------------------------------------------------------
+
+
+def _format_loc(loc: Iterable[Any], data: Any) -> str:
+    parts: list[str] = []
+    node = data
+    for item in loc:
+        if isinstance(item, int):
+            parts.append(f"[{item}]")
+            node = node[item] if isinstance(node, list | tuple) and item < len(node) else None
+        elif isinstance(node, dict) and item in node:
+            parts.append(f".{item}" if parts else str(item))
+            node = node[item]
+        elif item in KIND_MODELS:  # the union's tag in the location, not a key
+            parts.append(f" ({item})")
+        else:
+            parts.append(f".{item}" if parts else str(item))
+            node = None
+    return "".join(parts).replace(") .", ").") or "<top level>"
+
+
+def _allowed_keys(loc: tuple[Any, ...], data: Any) -> str:
+    model: type[BaseModel] = WorkflowSpec
+    for item in loc[:-1]:
+        if item in KIND_MODELS:
+            model = KIND_MODELS[item]
+    return ", ".join(model.model_fields)
+
+
+def format_validation_error(exc: ValidationError, data: Any, source: str) -> str:
+    lines = []
+    for err in exc.errors():
+        loc = tuple(err["loc"])
+        where = _format_loc(loc, data)
+        msg = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            msg = f"unknown key; allowed keys: {_allowed_keys(loc, data)}"
+        elif err["type"] == "union_tag_invalid":
+            msg = f"unknown kind; allowed kinds: {', '.join(KIND_MODELS)}"
+        elif err["type"] == "union_tag_not_found":
+            msg = f"missing 'kind'; allowed kinds: {', '.join(KIND_MODELS)}"
+        lines.append(msg if not loc else f"{where}: {msg}")
+    return f"{source}: invalid spec:\n  " + "\n  ".join(lines)
+
+
+def parse_spec(data: Any, source: str = "<spec>", base_dir: Path | None = None) -> WorkflowSpec:
+    """Validate a spec given as plain data; relative paths are resolved against ``base_dir``."""
+    if not isinstance(data, dict):
+        raise SpecError(f"{source}: a spec is a YAML mapping with 'name' and 'steps'")
+    try:
+        spec = WorkflowSpec.model_validate(data)
+    except ValidationError as exc:
+        raise SpecError(format_validation_error(exc, data, source)) from None
+    base = (base_dir or Path.cwd()).resolve()
+    steps = []
+    for i, step in enumerate(spec.steps):
+        updates = {}
+        for f in step.path_fields:
+            path = Path(getattr(step, f)).expanduser()
+            path = path if path.is_absolute() else base / path
+            if not path.exists():
+                raise SpecError(
+                    f"{source}: steps[{i}] ({step.name}).{f}: file not found: {path} "
+                    f"(relative paths are relative to {base})"
+                )
+            if not _SAFE_ARG.match(str(path)):
+                raise SpecError(
+                    f"{source}: steps[{i}] ({step.name}).{f}: path {str(path)!r} contains "
+                    f"characters that could reach a shell; allowed: {SAFE_ARG_CHARS}"
+                )
+            updates[f] = path
+        steps.append(step.model_copy(update=updates) if updates else step)
+    return spec.model_copy(update={"steps": tuple(steps)})
+
+
+
+def load_spec(path: str | Path) -> WorkflowSpec:
+    """Read and validate a YAML spec file."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise SpecError(f"cannot read spec {path}: {exc.strerror}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark is not None else ""
+        raise SpecError(f"{path}:{where}: not valid YAML: {exc}") from None
+    return parse_spec(data, str(path), path.parent)
