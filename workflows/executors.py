@@ -54,9 +54,9 @@ class TaskHandle:
                 self.parsl_try_id = record.get("try_id")
 
 
-def mpi_prefix(launcher: str, ranks: int, overcommit: bool = False) -> str:
+def mpi_prefix(site: SiteProfile, launcher: str, ranks: int) -> str:
     if launcher == "srun":
-        return f"srun --ntasks={ranks}" + (" --overcommit" if overcommit else "")
+        return f"srun --ntasks={ranks} {site.srun_options()}".strip()
     return f"{shlex.quote(os.path.join(VENV_BIN, 'mpiexec'))} -n {ranks}"
 
 
@@ -69,7 +69,7 @@ class InlineExecutor:
         self._pool = concurrent.futures.ThreadPoolExecutor(site.max_workers)
 
     def submit(self, command: str, ranks: int, stdout: Path, stderr: Path) -> TaskHandle:
-        env = dict(os.environ, PARSL_MPI_PREFIX=mpi_prefix(self.launcher, ranks, self.site.overcommit))
+        env = dict(os.environ, PARSL_MPI_PREFIX=mpi_prefix(self.site, self.launcher, ranks))
 
         def run() -> None:
             with open(stdout, "w") as out, open(stderr, "w") as err:
@@ -159,10 +159,10 @@ class ParslExecutor:
             kwargs["parsl_resource_specification"] = {
                 "num_nodes": 1, "num_ranks": ranks, "ranks_per_node": ranks,
             }  # fmt: skip
-            if self.site.overcommit and self.site.launcher(False) == "srun":
-                kwargs["parsl_resource_specification"]["launcher_options"] = "--overcommit"
+            if self.site.launcher(False) == "srun" and self.site.srun_options():
+                kwargs["parsl_resource_specification"]["launcher_options"] = self.site.srun_options()
         else:
-            prefix = mpi_prefix(self.site.launcher(False), ranks, self.site.overcommit)
+            prefix = mpi_prefix(self.site, self.site.launcher(False), ranks)
             command = f"export PARSL_MPI_PREFIX={shlex.quote(prefix)}\n{command}"
         future = self._app(command, **kwargs)
         return TaskHandle(future, parsl_task_id=future.tid)

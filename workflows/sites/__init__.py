@@ -35,6 +35,7 @@ class SiteProfile(BaseModel):
     nodes_per_block: int = Field(default=1, ge=1)
     max_blocks: int = Field(default=1, ge=1)
     exclusive: bool = False
+    srun_mpi: str | None = Field(default="pmi2", pattern=r"^[a-z0-9_]+$")  # srun --mpi=...
 
     @field_validator("partition", "account")
     @classmethod
@@ -42,6 +43,11 @@ class SiteProfile(BaseModel):
         if value is not None and not _SAFE.match(value):
             raise ValueError(f"{value!r} contains characters that could reach a shell")
         return value
+
+    def srun_options(self) -> str:
+        """Options every ``srun`` of an MPI step gets (PMI plugin, overcommit)."""
+        opts = [f"--mpi={self.srun_mpi}"] if self.srun_mpi else []
+        return " ".join(opts + (["--overcommit"] if self.overcommit else []))
 
     def launcher(self, in_slurm_job: bool) -> str:
         if self.mpi_launcher == "auto":
