@@ -173,21 +173,22 @@ def analyse(
         base = latency[src] if src in latency else target.memory_latency
         return base + int(link_latency.get((src, dst), 0))
 
+    tokens = prog.points // w
     start: dict[str, int] = dict.fromkeys(prog.inputs, 0)
-    for n, s in prog.stencils.items():
-        start[n] = max(start[f] + windows[n][f].lookahead + chan_latency(f, n) for f in s.inputs) if s.inputs else 0
-    for o in prog.outputs:
-        start[sink_name(o)] = start[o] + chan_latency(o, sink_name(o))
-
     channels: list[Channel] = []
     for n, s in prog.stencils.items():
+        ready = {f: start[f] + windows[n][f].lookahead + chan_latency(f, n) for f in s.inputs}
+        start[n] = max(ready.values(), default=0)
+        look = {f: windows[n][f].lookahead for f in s.inputs}
         for f in s.inputs:
-            m = windows[n][f].lookahead
-            cap = start[n] - start[f] - m + 1
-            channels.append(Channel(f, n, m, chan_latency(f, n), cap, w * prog.dtype_of(f).bytes))
+            cap = channel_capacity(start[f], look[f], look, ready, tokens)
+            channels.append(Channel(f, n, look[f], chan_latency(f, n), cap, w * prog.dtype_of(f).bytes))
     for o in prog.outputs:
-        cap = start[sink_name(o)] - start[o] + 1
-        channels.append(Channel(o, sink_name(o), 0, chan_latency(o, sink_name(o)), cap, w * prog.dtype_of(o).bytes))
+        sink = sink_name(o)
+        lat = chan_latency(o, sink)
+        start[sink] = start[o] + lat
+        cap = channel_capacity(start[o], 0, {o: 0}, {o: start[sink]}, tokens)
+        channels.append(Channel(o, sink, 0, lat, cap, w * prog.dtype_of(o).bytes))
 
     infos: dict[str, StencilInfo] = {}
     for n, s in prog.stencils.items():
@@ -195,7 +196,6 @@ def analyse(
         delay = sum(c.capacity * c.token_bytes for c in channels if c.dst == n)
         infos[n] = StencilInfo(n, latency[n], count_operations(s.computation), windows[n], start[n], reuse, delay)
 
-    tokens = prog.points // w
     depth = max(start[sink_name(o)] for o in prog.outputs)
     cycles = tokens + depth
     ops = sum(i.operations for i in infos.values())
@@ -210,6 +210,31 @@ def analyse(
     gops = ops * prog.points / (cycles / (target.clock_mhz * 1e6)) / 1e9
     model = PerformanceModel(prog.points, w, tokens, ops, depth, cycles, target.clock_mhz, gops, offchip, onchip)
     return Analysis(prog, target, infos, tuple(channels), start, model, accumulate_halos(prog))
+
+
+def channel_capacity(
+    write_start: int, lookahead: int, lookaheads: Mapping[str, int], ready: Mapping[str, int], tokens: int
+) -> int:
+    """Least capacity of a channel so that its writer is never back-pressured.
+
+    The writer emits token ``q`` at ``write_start + q``. The reader's step ``t`` fires at
+    ``t + C(t)`` with ``C(t) = max{ready_g : lookahead_g >= -t}`` (before step 0 the reader
+    runs ahead on the inputs it already reads, then it is paced by the latest one), and reads
+    token ``q`` of this channel at step ``q - lookahead``. The occupancy seen by the write of
+    token ``q`` is ``q`` minus the reads before that cycle; it is piecewise linear in ``q``, so
+    its maximum is found at the segment starts and at the last token.
+    """
+    cuts = sorted({0} | {lookahead - m for m in lookaheads.values() if 0 < lookahead - m < tokens})
+    segments = []
+    for a, b in zip(cuts, cuts[1:] + [tokens]):
+        active = [ready[g] for g, m in lookaheads.items() if m >= lookahead - a]
+        delta = max(active) - lookahead - write_start  # read of token q' at write_start + q' + delta
+        segments.append((a, b, delta))
+    best = 0
+    for q in {min(tokens - 1, a + d) for a, _, d in segments} | {tokens - 1}:
+        reads = sum(min(max(q - d - a, 0), b - a) for a, b, d in segments)
+        best = max(best, q - reads)
+    return best + 1
 
 
 def accumulate_halos(prog: Program) -> dict[str, dict[str, tuple[tuple[int, int], ...]]]:

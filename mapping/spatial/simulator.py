@@ -46,6 +46,7 @@ class _Chan:
     written: int = 0
     read: int = 0
     peak: int = 0
+    full_cycles: int = 0  # cycles the writer was blocked because this channel was full
     runs: list[list[int]] = field(default_factory=list)  # [first element, count, write cycle - element]
 
     def write_cycle(self, q: int) -> int:
@@ -94,7 +95,8 @@ class _Node:
 class ChannelStats:
     name: str
     capacity: int
-    peak: int
+    peak: int  # most tokens held at once
+    full_cycles: int  # cycles its writer was back-pressured (0 in a stall-free run)
 
 
 @dataclass(frozen=True)
@@ -106,9 +108,14 @@ class SimulationResult:
     channels: tuple[ChannelStats, ...]
 
     @property
+    def backpressure_cycles(self) -> int:
+        """Node-cycles spent blocked on a full channel; 0 when every node ran stall-free."""
+        return sum(c.full_cycles for c in self.channels)
+
+    @property
     def stalled(self) -> bool:
-        """True when the run took longer than the stall-free schedule of the analysis."""
-        return self.cycles > self.model_cycles
+        """A writer was ever back-pressured, or the run took longer than the analysis' schedule."""
+        return self.backpressure_cycles > 0 or self.cycles > self.model_cycles
 
 
 class StreamingSimulator:
@@ -207,12 +214,16 @@ class StreamingSimulator:
                             k = min(k, e.cap - (e.written - e.read))
             for idx, reasons in blocked.items():
                 k = min(k, max(self._blocked_horizon(kind, e, c, fire_nodes) for kind, e in reasons))
-            if not firing:
-                if k == INF or k > max_lat + 1:
-                    raise self._deadlock(c, active, blocked)
-                c += int(k)
-                continue
+            if not firing and (k == INF or k > max_lat + 1):
+                raise self._deadlock(c, active, blocked)
             k = int(k)
+            for reasons in blocked.values():
+                for kind, e in reasons:
+                    if kind == "full":
+                        e.full_cycles += k
+            if not firing:
+                c += k
+                continue
             if k < 1:
                 raise StencilFlowError(f"internal: simulator horizon {k} at cycle {c}")
             batches += 1
@@ -225,9 +236,11 @@ class StreamingSimulator:
                 if wr:
                     for e in n.outs:
                         e.record_writes(c, k)
-                        e.peak = max(e.peak, e.written - e.read)
                 self._values_for(n, n.t, n.t + k, wr, rd)
                 n.t += k
+            for idx in firing:
+                for e in active[idx].outs:
+                    e.peak = max(e.peak, e.written - e.read)
             c += k
             active = [n for n in active if n.t < n.t_end]
             if c > self.max_cycles:
@@ -235,7 +248,7 @@ class StreamingSimulator:
                     f"simulation exceeded {self.max_cycles} cycles (model: {self.analysis.model.cycles}); "
                     f"progress is too slow, check the channel capacities"
                 )
-        stats = tuple(ChannelStats(ch.info.name, ch.cap, ch.peak) for ch in chans)
+        stats = tuple(ChannelStats(ch.info.name, ch.cap, ch.peak, ch.full_cycles) for ch in chans)
         outputs = {o: self._outputs[o].reshape(prog.shape) for o in prog.outputs}
         log.debug("simulated %s: %d cycles in %d batches", prog.name, c, batches)
         return SimulationResult(outputs, c, self.analysis.model.cycles, batches, stats)
@@ -320,7 +333,7 @@ class StreamingSimulator:
             inside = np.all((tc >= 0) & (tc < shape), axis=0)
             idx = (np.clip(tc, 0, shape - 1) * sd).sum(axis=0)
             bc = st.boundary[acc.field]
-            used = inside if bc.kind == "constant" else np.ones_like(inside)
+            used = np.ones_like(inside) if bc.kind == "copy" else inside
             win = info.windows[acc.field]
             rel = idx // w - tok
             e = in_by_src[acc.field]
