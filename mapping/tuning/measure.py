@@ -1,0 +1,232 @@
+"""Evaluate schedules in child processes: parallel cached builds, then serial timed runs.
+
+Compilation is the expensive part (15-60 s per C++ build on two busy cores), so an evaluation
+is accounted as builds + runs. Builds of distinct artefacts run in up to ``jobs`` processes at
+once (safe: each has its own GT4Py cache entry, keyed by the schedule's build hash). Timed runs
+happen one process at a time, grouped by OpenMP environment, each with a timeout; a crash or
+timeout costs only the schedule being measured, which is retried alone once and then recorded
+as invalid.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mapping.tuning.errors import TuningError
+from mapping.tuning.schedule import Schedule
+
+log = logging.getLogger(__name__)
+
+
+def default_cache_dir() -> Path:
+    """Where tuned builds are cached: ``$STRATOFLOW_TUNING_CACHE`` or ~/.cache/stratoflow/builds."""
+    env = os.environ.get("STRATOFLOW_TUNING_CACHE")
+    return Path(env) if env else Path.home() / ".cache" / "stratoflow" / "builds"
+
+
+@dataclass(frozen=True)
+class MeasureConfig:
+    """How schedules are measured."""
+
+    domain: tuple[int, int, int] = (96, 96, 48)
+    repeats: int = 7
+    warmup: int = 2
+    seed: int = 0
+    jobs: int = 2  # parallel build processes
+    build_timeout_s: float = 600.0
+    run_timeout_s: float = 120.0  # per schedule
+    cache_dir: Path = field(default_factory=default_cache_dir)
+    cores: int = field(default_factory=lambda: os.cpu_count() or 1)
+
+    def __post_init__(self) -> None:
+        if len(self.domain) != 3 or min(self.domain) < 1:
+            raise TuningError(f"domain must be three positive sizes nx,ny,nz, got {self.domain}")
+        object.__setattr__(self, "cache_dir", Path(self.cache_dir).resolve())
+        object.__setattr__(self, "domain", tuple(int(x) for x in self.domain))
+        if self.repeats < 1 or self.warmup < 0 or self.jobs < 1:
+            raise TuningError("repeats and jobs must be >= 1 and warmup >= 0")
+
+
+@dataclass
+class Evaluation:
+    """The outcome of one schedule on one stencil."""
+
+    schedule: Schedule
+    status: str  # "ok" or "invalid"
+    median_s: float | None = None
+    min_s: float | None = None
+    max_s: float | None = None
+    noise: float | None = None
+    build_seconds: float | None = None
+    built: bool = False  # True if this evaluation paid for a compilation
+    error: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok" and self.median_s is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schedule": self.schedule.to_dict(),
+            "key": self.schedule.key,
+            "status": self.status,
+            "median_s": self.median_s,
+            "min_s": self.min_s,
+            "max_s": self.max_s,
+            "noise": self.noise,
+            "build_seconds": self.build_seconds,
+            "built": self.built,
+            "error": self.error,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Evaluation:
+        return cls(
+            schedule=Schedule.from_dict(d["schedule"]),
+            status=d["status"],
+            median_s=d.get("median_s"),
+            min_s=d.get("min_s"),
+            max_s=d.get("max_s"),
+            noise=d.get("noise"),
+            build_seconds=d.get("build_seconds"),
+            built=bool(d.get("built", False)),
+            error=d.get("error", ""),
+        )
+
+
+#: Compilation takes longer than this only if it really compiled (a cache hit loads in ~0.1 s).
+_COMPILED_THRESHOLD_S = 2.0
+
+
+class Evaluator:
+    """Measures schedules of one stencil; ``evaluator(schedules)`` -> list of Evaluation."""
+
+    def __init__(self, target: str, config: MeasureConfig | None = None) -> None:
+        self.target = target
+        self.config = config or MeasureConfig()
+        self.config.cache_dir.mkdir(parents=True, exist_ok=True)
+        self.builds = 0  # compilations actually paid
+        self.runs = 0  # schedules measured
+
+    def _child(self, mode: str, schedules: list[Schedule], env: dict[str, str], timeout: float) -> list[dict[str, Any]]:
+        request = {
+            "mode": mode,
+            "target": self.target,
+            "domain": list(self.config.domain),
+            "schedules": [s.to_dict() for s in schedules],
+            "cache_dir": str(self.config.cache_dir),
+            "repeats": self.config.repeats,
+            "warmup": self.config.warmup,
+            "seed": self.config.seed,
+        }
+        with tempfile.TemporaryDirectory(prefix="stratoflow-tune-") as tmp:
+            req, res = Path(tmp) / "request.json", Path(tmp) / "results.jsonl"
+            req.write_text(json.dumps(request))
+            child_env = dict(os.environ)
+            child_env.update(env)
+            try:
+                proc = subprocess.run(
+                    [sys.executable, "-m", "mapping.tuning.worker", str(req), str(res)],
+                    env=child_env,
+                    capture_output=True,
+                    text=True,
+                    timeout=timeout,
+                )
+                if proc.returncode != 0:
+                    log.warning(
+                        "tuning worker (%s, %d schedules) exited with %d: %s",
+                        mode, len(schedules), proc.returncode, proc.stderr[-1500:],
+                    )
+            except subprocess.TimeoutExpired:
+                log.warning("tuning worker (%s, %d schedules) timed out after %.0f s", mode, len(schedules), timeout)
+            if not res.exists():
+                return []
+            return [json.loads(line) for line in res.read_text().splitlines() if line.strip()]
+
+    def build_all(self, schedules: Iterable[Schedule]) -> dict[str, dict[str, Any]]:
+        """Compile every distinct artefact (in parallel); build_key -> build record."""
+        unique: dict[str, Schedule] = {}
+        for s in schedules:
+            if s.compiled:
+                unique.setdefault(s.build_key, s)
+        # the build does not depend on OpenMP runtime settings; build under all cores
+        env = {"OMP_NUM_THREADS": str(self.config.cores)}
+
+        def one(s: Schedule) -> dict[str, Any]:
+            recs = self._child("build", [s], env, self.config.build_timeout_s)
+            if recs:
+                return recs[0]
+            return {"build_key": s.build_key, "status": "invalid", "error": "build crashed or timed out"}
+
+        out: dict[str, dict[str, Any]] = {}
+        with ThreadPoolExecutor(max_workers=self.config.jobs) as pool:
+            for rec in pool.map(one, unique.values()):
+                out[rec["build_key"]] = rec
+                if rec.get("status") == "ok" and rec.get("build_seconds", 0.0) > _COMPILED_THRESHOLD_S:
+                    self.builds += 1
+        return out
+
+    def __call__(
+        self,
+        schedules: list[Schedule],
+        progress: Callable[[Evaluation], None] | None = None,
+    ) -> list[Evaluation]:
+        builds = self.build_all(schedules)
+        results: dict[str, Evaluation] = {}
+        to_run: list[Schedule] = []
+        for s in schedules:
+            b = builds.get(s.build_key)
+            if b is not None and b.get("status") != "ok":
+                ev = Evaluation(s, "invalid", error=b.get("error", "build failed"), built=False)
+                results[s.key] = ev
+                if progress:
+                    progress(ev)
+            else:
+                to_run.append(s)
+        groups: dict[tuple[tuple[str, str], ...], list[Schedule]] = {}
+        for s in to_run:
+            groups.setdefault(tuple(sorted(s.environment(self.config.cores).items())), []).append(s)
+        for env_items, group in groups.items():
+            env = dict(env_items)
+            pending = list(group)
+            for attempt in range(2):
+                if not pending:
+                    break
+                batches = [pending] if attempt == 0 else [[s] for s in pending]
+                for batch in batches:
+                    recs = self._child("measure", batch, env, self.config.run_timeout_s * len(batch) + 30)
+                    for rec in recs:
+                        s = next(x for x in batch if x.key == rec["key"])
+                        b = builds.get(s.build_key, {})
+                        ev = Evaluation(
+                            schedule=s,
+                            status=rec["status"],
+                            median_s=rec.get("median_s"),
+                            min_s=rec.get("min_s"),
+                            max_s=rec.get("max_s"),
+                            noise=rec.get("noise"),
+                            build_seconds=b.get("build_seconds", rec.get("load_seconds")),
+                            built=b.get("build_seconds", 0.0) > _COMPILED_THRESHOLD_S,
+                            error=rec.get("error", ""),
+                        )
+                        results[s.key] = ev
+                        self.runs += 1
+                        if progress:
+                            progress(ev)
+                pending = [s for s in pending if s.key not in results]
+            for s in pending:
+                ev = Evaluation(s, "invalid", error="measurement crashed or timed out (twice)")
+                results[s.key] = ev
+                if progress:
+                    progress(ev)
+        return [results[s.key] for s in schedules]

@@ -1,0 +1,220 @@
+"""A schedule is data: which GT4Py backend, compiler flags, OIR passes and SDFG transformations
+build a stencil, and which OpenMP runtime settings run it. JSON in, JSON out, replayable.
+
+The build part (everything except the OpenMP runtime settings) has its own hash, ``build_key``:
+schedules that differ only in threads or thread binding share one compiled artefact.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from mapping.tuning.errors import TuningError
+
+#: Backends a schedule may name (the CPU backends that build here).
+SCHEDULE_BACKENDS: tuple[str, ...] = (
+    "numpy",
+    "gt:cpu_ifirst",
+    "gt:cpu_kfirst",
+    "dace:cpu",
+    "dace:cpu_KJI",
+    "dace:cpu_kfirst",
+)
+DACE_BACKENDS = tuple(b for b in SCHEDULE_BACKENDS if b.startswith("dace"))
+COMPILED = tuple(b for b in SCHEDULE_BACKENDS if ":" in b)
+
+#: GT4Py OIR passes a schedule may skip (fusion and local-storage decisions made before codegen).
+OIR_SKIPPABLE: tuple[str, ...] = (
+    "AdjacentLoopMerging",
+    "HorizontalExecutionMerging",
+    "OnTheFlyMerging",
+    "LocalTemporariesToScalars",
+    "WriteBeforeReadTemporariesToScalars",
+    "IJCacheDetection",
+    "KCacheDetection",
+)
+
+#: SDFG transformation kinds (see :mod:`mapping.tuning.sdfg_transforms`) and their parameters.
+SDFG_KINDS: dict[str, tuple[str, ...]] = {
+    "omp_schedule": ("kind", "chunk"),  # OpenMP schedule clause of the parallel maps
+    "collapse": (),  # collapse(2) on 2-D parallel maps
+    "inner_sequential": (),  # nested maps run sequentially (one parallel region per stencil)
+    "tile": ("sizes",),  # MapTiling of the horizontal maps
+    "map_fusion": (),  # MapFusion of producer/consumer maps
+    "vectorize": ("width",),  # dace Vectorization of innermost maps
+}
+
+OMP_SCHEDULES = ("static", "dynamic", "guided")
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """One point of the schedule space (hashable; ``to_json``/``from_json`` round-trip)."""
+
+    backend: str = "numpy"
+    opt_flags: str = ""  # extra C++ optimisation flags, e.g. "-march=native -funroll-loops"
+    oir_skip: tuple[str, ...] = ()  # GT4Py OIR passes not run
+    sdfg: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()  # (kind, params) in order
+    threads: int = 0  # OMP_NUM_THREADS; 0 = all cores
+    proc_bind: str = ""  # OMP_PROC_BIND ("", "close", "spread")
+    label: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        if self.backend not in SCHEDULE_BACKENDS:
+            raise TuningError(
+                f"schedule backend {self.backend!r} is not tunable here; use one of "
+                f"{', '.join(SCHEDULE_BACKENDS)}"
+            )
+        bad = [p for p in self.oir_skip if p not in OIR_SKIPPABLE]
+        if bad:
+            raise TuningError(f"schedule oir_skip names unknown passes {bad}; allowed: {OIR_SKIPPABLE}")
+        object.__setattr__(self, "oir_skip", tuple(sorted(self.oir_skip)))
+        for kind, params in self.sdfg:
+            if kind not in SDFG_KINDS:
+                raise TuningError(
+                    f"schedule sdfg transformation {kind!r} is unknown; allowed: {list(SDFG_KINDS)}"
+                )
+            extra = {k for k, _ in params} - set(SDFG_KINDS[kind])
+            if extra:
+                raise TuningError(f"sdfg transformation {kind!r} has unknown parameters {extra}")
+        if self.sdfg and self.backend not in DACE_BACKENDS:
+            raise TuningError(
+                f"SDFG transformations need a dace backend, schedule has {self.backend!r}"
+            )
+        if self.backend == "numpy" and (self.opt_flags or self.threads or self.proc_bind):
+            raise TuningError("the numpy backend takes no compiler flags or OpenMP settings")
+        if self.threads < 0:
+            raise TuningError(f"schedule threads must be >= 0, got {self.threads}")
+        if self.proc_bind not in ("", "close", "spread", "true", "false"):
+            raise TuningError(f"schedule proc_bind {self.proc_bind!r}: use close, spread or ''")
+
+    # -- identity -------------------------------------------------------------------------
+    def build_dict(self) -> dict[str, Any]:
+        """What the compiled artefact depends on."""
+        return {
+            "backend": self.backend,
+            "opt_flags": self.opt_flags,
+            "oir_skip": list(self.oir_skip),
+            "sdfg": [[kind, dict(params)] for kind, params in self.sdfg],
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        d = self.build_dict()
+        d.update(threads=self.threads, proc_bind=self.proc_bind)
+        if self.label:
+            d["label"] = self.label
+        return d
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    @property
+    def build_key(self) -> str:
+        blob = json.dumps(self.build_dict(), sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    @property
+    def key(self) -> str:
+        d = self.to_dict()
+        d.pop("label", None)
+        return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
+
+    @property
+    def compiled(self) -> bool:
+        return self.backend in COMPILED
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Schedule:
+        known = {"backend", "opt_flags", "oir_skip", "sdfg", "threads", "proc_bind", "label"}
+        extra = set(data) - known
+        if extra:
+            raise TuningError(f"schedule has unknown keys {sorted(extra)}; allowed: {sorted(known)}")
+        try:
+            sdfg = tuple(
+                (str(kind), tuple(sorted((str(k), _freeze(v)) for k, v in dict(params).items())))
+                for kind, params in data.get("sdfg", ())
+            )
+        except (TypeError, ValueError) as exc:
+            raise TuningError(
+                f"schedule key 'sdfg' must be a list of [kind, {{params}}] pairs: {exc}"
+            ) from exc
+        return cls(
+            backend=str(data.get("backend", "numpy")),
+            opt_flags=str(data.get("opt_flags", "")),
+            oir_skip=tuple(data.get("oir_skip", ())),
+            sdfg=sdfg,
+            threads=int(data.get("threads", 0)),
+            proc_bind=str(data.get("proc_bind", "")),
+            label=str(data.get("label", "")),
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> Schedule:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise TuningError(f"schedule is not valid JSON ({exc}): {text[:80]!r}") from exc
+        if not isinstance(data, dict):
+            raise TuningError(f"schedule JSON must be an object, got {type(data).__name__}")
+        return cls.from_dict(data)
+
+    # -- how to build and run it ----------------------------------------------------------
+    def gt4py_options(self) -> dict[str, Any]:
+        """Keyword arguments for ``gtscript.stencil`` (backend options that enter GT4Py's ID)."""
+        opts: dict[str, Any] = {}
+        if not self.compiled:
+            return opts
+        if self.opt_flags:
+            opts["extra_opt_flags"] = self.opt_flags
+        if self.oir_skip:
+            from gt4py.cartesian.gtc.passes.oir_pipeline import DefaultPipeline
+
+            by_name = {p.__name__: p for p in DefaultPipeline.all_steps()}
+            opts["oir_pipeline"] = DefaultPipeline(skip=[by_name[n] for n in self.oir_skip])
+        if self.sdfg:
+            from mapping.tuning.gt4py_hooks import SDFG_OPTION
+
+            opts[SDFG_OPTION] = json.dumps([[k, dict(p)] for k, p in self.sdfg], sort_keys=True)
+        return opts
+
+    def environment(self, cores: int) -> dict[str, str]:
+        """OpenMP environment variables this schedule runs under."""
+        if not self.compiled:
+            return {"OMP_NUM_THREADS": "1"}
+        env = {"OMP_NUM_THREADS": str(self.threads or cores)}
+        if self.proc_bind:
+            env["OMP_PROC_BIND"] = self.proc_bind
+        return env
+
+    def describe(self) -> str:
+        parts = [self.backend]
+        if self.opt_flags:
+            parts.append(self.opt_flags)
+        if self.oir_skip:
+            parts.append("skip:" + ",".join(self.oir_skip))
+        for kind, params in self.sdfg:
+            parts.append(kind + ("(" + ",".join(f"{k}={v}" for k, v in params) + ")" if params else ""))
+        if self.compiled:
+            parts.append(f"threads={self.threads or 'all'}")
+            if self.proc_bind:
+                parts.append(f"bind={self.proc_bind}")
+        return " ".join(parts)
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, list):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+DEFAULT_SCHEDULE = Schedule(backend="numpy", label="default")
+
+
+def schedules_to_json(schedules: list[Schedule]) -> str:
+    return json.dumps([s.to_dict() for s in schedules], indent=1, sort_keys=True)
+
+

@@ -1,0 +1,181 @@
+"""Build, validate and time schedules of one stencil; runs in a child process.
+
+``python -m mapping.tuning.worker REQUEST.json RESULTS.jsonl`` reads a request
+``{"mode": "build"|"measure", "target", "domain", "schedules", "cache_dir", "repeats",
+"warmup", "seed"}`` and appends one JSON line per schedule to RESULTS, so a crash or timeout
+loses only the schedule being worked on. Measuring validates each schedule's output against the
+numpy backend on the same inputs (differential testing) before timing it; an invalid schedule
+is recorded with the reason and never timed.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import statistics
+import sys
+import time
+import traceback
+import warnings
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mapping.tuning.schedule import Schedule
+from mapping.tuning.targets import TuningTarget, resolve
+
+log = logging.getLogger(__name__)
+
+#: Relative tolerance of the differential check (compiled code may contract to FMAs).
+RTOL = 1e-9
+
+
+def build(target: TuningTarget, schedule: Schedule, cache_dir: str) -> tuple[Any, float]:
+    """Build (or load from the cache) the GT4Py stencil object for ``schedule``."""
+    from stencils.config import StencilConfig
+
+    StencilConfig(backend=schedule.backend, cache_dir=Path(cache_dir)).apply()
+    from gt4py.cartesian import gtscript
+
+    from mapping.tuning.gt4py_hooks import install
+
+    install()
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        obj = gtscript.stencil(
+            backend=schedule.backend,
+            definition=target.definition,
+            externals=dict(target.externals),
+            **schedule.gt4py_options(),
+        )
+    return obj, time.perf_counter() - t0
+
+
+def _storages(arrays: Mapping[str, np.ndarray], backend: str) -> dict[str, Any]:
+    import gt4py.storage as gt_storage
+
+    return {k: gt_storage.from_array(v, backend=backend) for k, v in arrays.items()}
+
+
+def reference_outputs(target: TuningTarget, domain: Any, seed: int, cache_dir: str) -> dict[str, np.ndarray]:
+    """Outputs of the numpy backend on the seeded inputs (the differential-test reference)."""
+    obj, _ = build(target, Schedule(backend="numpy"), cache_dir)
+    fields = _storages(target.allocate(domain, seed), "numpy")
+    obj(**fields, **target.params, origin=domain.origin, domain=domain.domain)
+    return {k: np.asarray(fields[k]).copy() for k in target.outputs}
+
+
+def validate(
+    outputs: Mapping[str, np.ndarray], reference: Mapping[str, np.ndarray], domain: Any
+) -> str | None:
+    """None if every output matches the reference on the interior, else the reason."""
+    inner = domain.interior
+    for name, ref in reference.items():
+        got = np.asarray(outputs[name])[inner]
+        want = ref[inner]
+        scale = max(float(np.nanmax(np.abs(want))), 1e-300) if want.size else 1.0
+        if not np.array_equal(np.isnan(got), np.isnan(want)):
+            return f"output {name!r}: NaN pattern differs from the numpy backend"
+        err = float(np.nanmax(np.abs(got - want))) / scale if want.size else 0.0
+        if err > RTOL:
+            return f"output {name!r}: max relative error {err:.3g} > {RTOL:g} vs numpy backend"
+    return None
+
+
+def measure_one(
+    target: TuningTarget,
+    schedule: Schedule,
+    domain: Any,
+    reference: Mapping[str, np.ndarray],
+    cache_dir: str,
+    seed: int = 0,
+    repeats: int = 7,
+    warmup: int = 2,
+) -> dict[str, Any]:
+    """Build/load, validate, then time ``schedule``: the result record for one schedule."""
+    rec: dict[str, Any] = {"key": schedule.key, "build_key": schedule.build_key}
+    try:
+        obj, load_s = build(target, schedule, cache_dir)
+        rec["load_seconds"] = load_s
+        fields = _storages(target.allocate(domain, seed), schedule.backend)
+        call = lambda: obj(  # noqa: E731
+            **fields, **target.params, origin=domain.origin, domain=domain.domain, validate_args=False
+        )
+        call()
+        reason = validate(fields, reference, domain)
+        if reason is not None:
+            rec.update(status="invalid", error=reason)
+            return rec
+        for _ in range(warmup):
+            call()
+        samples = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            call()
+            samples.append(time.perf_counter() - t0)
+        med = statistics.median(samples)
+        rec.update(
+            status="ok",
+            median_s=med,
+            min_s=min(samples),
+            max_s=max(samples),
+            noise=(max(samples) - min(samples)) / med if med else 0.0,
+            repeats=repeats,
+        )
+    except Exception as exc:
+        rec.update(status="invalid", error=f"{type(exc).__name__}: {exc}"[:2000])
+        log.debug("schedule %s failed:\n%s", schedule.describe(), traceback.format_exc())
+    return rec
+
+
+def _append(path: Path, rec: dict[str, Any]) -> None:
+    with path.open("a") as fh:
+        fh.write(json.dumps(rec) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def run_request(request: Mapping[str, Any], results: Path) -> None:
+    target = resolve(request["target"])
+    domain = target.domain(*request["domain"])
+    cache_dir = request["cache_dir"]
+    schedules = [Schedule.from_dict(s) for s in request["schedules"]]
+    if request["mode"] == "build":
+        for s in schedules:
+            rec: dict[str, Any] = {"key": s.key, "build_key": s.build_key}
+            try:
+                _, seconds = build(target, s, cache_dir)
+                rec.update(status="ok", build_seconds=seconds)
+            except Exception as exc:
+                rec.update(status="invalid", error=f"{type(exc).__name__}: {exc}"[:2000])
+            _append(results, rec)
+        return
+    seed = int(request.get("seed", 0))
+    reference = reference_outputs(target, domain, seed, cache_dir)
+    for s in schedules:
+        rec = measure_one(
+            target,
+            s,
+            domain,
+            reference,
+            cache_dir,
+            seed=seed,
+            repeats=int(request.get("repeats", 7)),
+            warmup=int(request.get("warmup", 2)),
+        )
+        _append(results, rec)
+
+
+def main(argv: list[str]) -> int:
+    logging.basicConfig(level=logging.WARNING)
+    request = json.loads(Path(argv[0]).read_text())
+    run_request(request, Path(argv[1]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
