@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 
@@ -79,7 +79,7 @@ class Call:
     args: tuple[Expr, ...]
 
 
-Expr = Union[Const, Access, Local, Unary, Binary, Compare, Logical, Ternary, Call]
+Expr = Const | Access | Local | Unary | Binary | Compare | Logical | Ternary | Call
 
 
 @dataclass(frozen=True)

@@ -212,7 +212,7 @@ class StreamingSimulator:
                         rinfo = fire_nodes.get(id(e.reader))
                         if not (rinfo is not None and e in rinfo[0]):
                             k = min(k, e.cap - (e.written - e.read))
-            for idx, reasons in blocked.items():
+            for reasons in blocked.values():
                 k = min(k, max(self._blocked_horizon(kind, e, c, fire_nodes) for kind, e in reasons))
             if not firing and (k == INF or k > max_lat + 1):
                 raise self._deadlock(c, active, blocked)
