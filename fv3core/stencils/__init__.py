@@ -1,0 +1,1 @@
+"""GTScript stencils and the classes that run them (one class per FV3 routine)."""
