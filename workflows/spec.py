@@ -200,8 +200,10 @@ class ENS10SampleStep(StepBase):
     """Write the ENS-10 sample data set (``ens10.sample.make_sample``)."""
 
     kind: Literal["ens10_sample"]
-    grid: int = Field(default=16, ge=2, le=1440)
-    years: int = Field(default=2, ge=1, le=20)
+    grid: float = Field(default=5.0, gt=0, le=30, description="grid spacing in degrees")
+    years: str = Field(default="1998-2017", pattern=r"^\d{4}-\d{4}$")
+    n_dates: int = Field(default=20, ge=1, le=105)
+    layouts: tuple[Literal["grib", "netcdf"], ...] = ("netcdf",)
 
 
 class ENS10TrainStep(StepBase):
@@ -300,7 +302,7 @@ def _toposort(deps: dict[str, set[str]]) -> list[str]:
     done: set[str] = set()
     pending = dict(deps)
     while pending:
-        ready = sorted(n for n, d in pending.items() if d <= done)
+        ready = [n for n, d in pending.items() if d <= done]  # spec order among the ready
         if not ready:
             raise ValueError(f"the steps {', '.join(sorted(pending))} depend on each other (cycle)")
         for n in ready:

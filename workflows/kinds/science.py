@@ -109,11 +109,17 @@ class ENS10SampleKind(EntryKind):
     name = "ens10_sample"
     summary = "write the ENS-10 sample data set"
     target = "ens10.sample:make_sample"
-    params = ("out_dir", "grid", "years")
+    params = ("out_dir", "grid", "years", "n_dates", "layouts")
 
     def kwargs(self, step: StepBase, ctx: PlanContext) -> dict[str, Any]:
         assert isinstance(step, ENS10SampleStep)
-        return {"out_dir": str(ctx.out_dir), "grid": step.grid, "years": step.years}
+        return {"out_dir": str(ctx.out_dir), "grid": step.grid, "years": step.years,
+                "n_dates": step.n_dates, "layouts": list(step.layouts)}  # fmt: skip
+
+
+def ens10_data_dir(folder: Path) -> Path:
+    """The preprocessed (netCDF) layout inside a sample step's output folder."""
+    return folder / "netcdf" if (folder / "netcdf").is_dir() else folder
 
 
 class ENS10TrainKind(EntryKind):
@@ -125,7 +131,7 @@ class ENS10TrainKind(EntryKind):
     def kwargs(self, step: StepBase, ctx: PlanContext) -> dict[str, Any]:
         assert isinstance(step, ENS10TrainStep)
         return {
-            "model": step.model, "target": step.target, "data_dir": str(ctx.input_dir(step.data_from)),
+            "model": step.model, "target": step.target, "data_dir": str(ens10_data_dir(ctx.input_dir(step.data_from))),
             "out_dir": str(ctx.out_dir), "epochs": step.epochs,
         }  # fmt: skip
 
@@ -151,6 +157,6 @@ class ENS10EvaluateKind(EntryKind):
             str(checkpoint_of(d)) for name in step.models_from for d in ctx.inputs[name]
         ]
         return {
-            "data_dir": str(ctx.input_dir(step.data_from)), "checkpoints": checkpoints,
+            "data_dir": str(ens10_data_dir(ctx.input_dir(step.data_from))), "checkpoints": checkpoints,
             "out_dir": str(ctx.out_dir),
         }  # fmt: skip
