@@ -1,0 +1,221 @@
+"""The tuning database: stencil embeddings, every evaluated schedule, applied schedules.
+
+SQLite at ``--db``, ``$STRATOFLOW_TUNING_DB`` or ``~/.cache/stratoflow/tuning.sqlite``.
+Evaluations are keyed by (stencil, machine, domain, schedule key), so searches resume: a
+schedule already measured on this machine and domain is not measured again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mapping.tuning.errors import TuningError
+from mapping.tuning.features import Embedding
+from mapping.tuning.measure import Evaluation
+from mapping.tuning.schedule import Schedule
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS stencils (
+    stencil TEXT, machine TEXT, domain TEXT, features TEXT, baseline_s REAL, stream_gbs REAL,
+    updated REAL, PRIMARY KEY (stencil, machine, domain));
+CREATE TABLE IF NOT EXISTS evaluations (
+    stencil TEXT, machine TEXT, domain TEXT, key TEXT, schedule TEXT, status TEXT,
+    median_s REAL, min_s REAL, max_s REAL, noise REAL, build_seconds REAL, built INTEGER,
+    error TEXT, created REAL, PRIMARY KEY (stencil, machine, domain, key));
+CREATE TABLE IF NOT EXISTS applied (
+    stencil TEXT PRIMARY KEY, schedule TEXT, machine TEXT, speedup REAL, applied REAL);
+"""
+
+
+def default_db_path() -> Path:
+    env = os.environ.get("STRATOFLOW_TUNING_DB")
+    return Path(env) if env else Path.home() / ".cache" / "stratoflow" / "tuning.sqlite"
+
+
+def machine_id() -> str:
+    """Host, CPU model and core count: measurements are only compared on the same machine."""
+    cpu = platform.processor() or "cpu"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{platform.node()}|{cpu}|{os.cpu_count()}"
+
+
+def domain_key(domain: tuple[int, ...]) -> str:
+    return "x".join(str(int(d)) for d in domain)
+
+
+@dataclass(frozen=True)
+class BestSchedule:
+    stencil: str
+    schedule: Schedule
+    median_s: float
+    default_s: float | None
+    evaluations: int
+
+    @property
+    def speedup(self) -> float | None:
+        return self.default_s / self.median_s if self.default_s else None
+
+
+class TuningDB:
+    """Thin typed wrapper over the SQLite file (one connection per call, safe across processes)."""
+
+    def __init__(self, path: Path | str | None = None, machine: str | None = None) -> None:
+        self.path = Path(path) if path else default_db_path()
+        self.machine = machine or machine_id()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self._conn() as con:
+                con.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise TuningError(f"tuning database {self.path} is not usable: {exc}") from exc
+
+    @contextmanager
+    def _conn(self) -> Iterator[sqlite3.Connection]:
+        con = sqlite3.connect(self.path, timeout=30)
+        try:
+            yield con
+            con.commit()
+        finally:
+            con.close()
+
+    # -- embeddings -----------------------------------------------------------------------
+    def put_embedding(
+        self, embedding: Embedding, domain: tuple[int, ...], baseline_s: float, stream_gbs: float
+    ) -> None:
+        with self._conn() as con:
+            con.execute(
+                "INSERT OR REPLACE INTO stencils VALUES (?,?,?,?,?,?,?)",
+                (
+                    embedding.stencil, self.machine, domain_key(domain),
+                    json.dumps(dict(embedding.features)), baseline_s, stream_gbs, time.time(),
+                ),
+            )
+
+    def embedding(self, stencil: str, domain: tuple[int, ...]) -> Embedding | None:
+        with self._conn() as con:
+            row = con.execute(
+                "SELECT features FROM stencils WHERE stencil=? AND machine=? AND domain=?",
+                (stencil, self.machine, domain_key(domain)),
+            ).fetchone()
+        return Embedding(stencil, json.loads(row[0])) if row else None
+
+    def embeddings(self, domain: tuple[int, ...]) -> list[Embedding]:
+        with self._conn() as con:
+            rows = con.execute(
+                "SELECT stencil, features FROM stencils WHERE machine=? AND domain=? ORDER BY stencil",
+                (self.machine, domain_key(domain)),
+            ).fetchall()
+        return [Embedding(s, json.loads(f)) for s, f in rows]
+
+    # -- evaluations ----------------------------------------------------------------------
+    def put_evaluation(self, stencil: str, domain: tuple[int, ...], ev: Evaluation) -> None:
+        with self._conn() as con:
+            con.execute(
+                "INSERT OR REPLACE INTO evaluations VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    stencil, self.machine, domain_key(domain), ev.schedule.key,
+                    ev.schedule.to_json(), ev.status, ev.median_s, ev.min_s, ev.max_s, ev.noise,
+                    ev.build_seconds, int(ev.built), ev.error, time.time(),
+                ),
+            )
+
+    def evaluations(self, stencil: str, domain: tuple[int, ...]) -> dict[str, Evaluation]:
+        with self._conn() as con:
+            rows = con.execute(
+                "SELECT schedule, status, median_s, min_s, max_s, noise, build_seconds, built, error "
+                "FROM evaluations WHERE stencil=? AND machine=? AND domain=?",
+                (stencil, self.machine, domain_key(domain)),
+            ).fetchall()
+        out = {}
+        for sched, status, med, mn, mx, noise, bs, built, err in rows:
+            s = Schedule.from_json(sched)
+            out[s.key] = Evaluation(s, status, med, mn, mx, noise, bs, bool(built), err or "")
+        return out
+
+    def stencils(self) -> list[tuple[str, str, int, int]]:
+        """(stencil, domain, evaluations, valid) for this machine."""
+        with self._conn() as con:
+            return con.execute(
+                "SELECT stencil, domain, COUNT(*), SUM(status='ok') FROM evaluations "
+                "WHERE machine=? GROUP BY stencil, domain ORDER BY stencil, domain",
+                (self.machine,),
+            ).fetchall()
+
+    def best(self, stencil: str, domain: tuple[int, ...]) -> BestSchedule | None:
+        evs = self.evaluations(stencil, domain)
+        ok = [e for e in evs.values() if e.ok]
+        if not ok:
+            return None
+        best = min(ok, key=lambda e: e.median_s)  # type: ignore[arg-type, return-value]
+        default = evs.get(Schedule("numpy").key)
+        return BestSchedule(
+            stencil, best.schedule, float(best.median_s),  # type: ignore[arg-type]
+            default.median_s if default and default.ok else None, len(evs),
+        )
+
+    # -- applied schedules ----------------------------------------------------------------
+    def apply(self, stencil: str, schedule: Schedule, speedup: float | None) -> None:
+        with self._conn() as con:
+            con.execute(
+                "INSERT OR REPLACE INTO applied VALUES (?,?,?,?,?)",
+                (stencil, schedule.to_json(), self.machine, speedup, time.time()),
+            )
+
+    def unapply(self, stencil: str) -> bool:
+        with self._conn() as con:
+            return con.execute("DELETE FROM applied WHERE stencil=?", (stencil,)).rowcount > 0
+
+    def applied(self) -> dict[str, Schedule]:
+        with self._conn() as con:
+            rows = con.execute("SELECT stencil, schedule FROM applied").fetchall()
+        return {s: Schedule.from_json(j) for s, j in rows}
+
+    # -- export / import ------------------------------------------------------------------
+    def export(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"format": "stratoflow-tuning-db/1"}
+        with self._conn() as con:
+            for table in ("stencils", "evaluations", "applied"):
+                cur = con.execute(f"SELECT * FROM {table}")  # noqa: S608 (fixed table names)
+                cols = [c[0] for c in cur.description]
+                data[table] = [dict(zip(cols, row)) for row in cur.fetchall()]
+        return data
+
+    def import_(self, data: dict[str, Any]) -> int:
+        if data.get("format") != "stratoflow-tuning-db/1":
+            raise TuningError(
+                "import file is not a stratoflow tuning export (key 'format' must be "
+                "'stratoflow-tuning-db/1'); create one with 'stratoflow tune db export'"
+            )
+        n = 0
+        with self._conn() as con:
+            for table in ("stencils", "evaluations", "applied"):
+                known = {c[1] for c in con.execute(f"PRAGMA table_info({table})")}
+                for row in data.get(table, []):
+                    cols = list(row)
+                    if not set(cols) <= known:
+                        raise TuningError(
+                            f"import file: table {table!r} row has unknown columns "
+                            f"{sorted(set(cols) - known)}; expected {sorted(known)}"
+                        )
+                    con.execute(
+                        f"INSERT OR REPLACE INTO {table} ({','.join(cols)}) "  # noqa: S608
+                        f"VALUES ({','.join('?' * len(cols))})",
+                        [row[c] for c in cols],
+                    )
+                    n += 1
+        return n

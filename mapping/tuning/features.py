@@ -1,0 +1,204 @@
+"""Performance embeddings: static features from a stencil's GTIR, dynamic ones from one run.
+
+The feature table (also in docs/tuning.md):
+
+=====================  =======  ===================================================================
+feature                kind     meaning
+=====================  =======  ===================================================================
+n_inputs               static   fields read (not written)
+n_outputs              static   fields written
+n_temporaries          static   stencil-local temporaries assigned
+n_statements           static   assignments in the GTIR
+reads                  static   distinct (field, offset) reads, composed through temporaries
+footprint_max          static   largest number of distinct offsets read from one field
+extent_h               static   largest horizontal offset read (halo width)
+extent_k               static   largest vertical offset read
+flops                  static   arithmetic operations (+ - * / ** and math calls) per point
+compares               static   comparisons, logical operators, ternaries and ifs per point
+math_calls             static   native math calls (sqrt, exp, ...) per point
+intensity              static   flops / (8 bytes x fields touched): arithmetic intensity
+parallel               static   1 if every vertical loop is PARALLEL
+forward                static   1 if a FORWARD loop exists (vertical dependency)
+backward               static   1 if a BACKWARD loop exists
+n_vertical_loops       static   computations (vertical loops)
+n_intervals            static   vertical intervals over all computations
+variable_k             static   1 if a field is read at a run-time vertical offset
+fusable_neighbours     static   stencils of its program it can be fused with (0 standalone)
+log_ns_per_point       dynamic  log10 of the numpy-backend run time per grid point (ns)
+bandwidth_fraction     dynamic  compulsory bytes / run time, as a fraction of STREAM triad
+ipc                    dynamic  instructions per cycle from ``perf stat`` (NaN where perf has no
+                                hardware counters, as on this VM; then left out of the distance)
+=====================  =======  ===================================================================
+
+Embeddings are standardised (z-scores over the database) before nearest-neighbour search.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import shutil
+import subprocess
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from mapping.tuning.errors import TuningError
+from mapping.tuning.targets import TuningTarget
+
+log = logging.getLogger(__name__)
+
+STATIC_FEATURES: tuple[str, ...] = (
+    "n_inputs",
+    "n_outputs",
+    "n_temporaries",
+    "n_statements",
+    "reads",
+    "footprint_max",
+    "extent_h",
+    "extent_k",
+    "flops",
+    "compares",
+    "math_calls",
+    "intensity",
+    "parallel",
+    "forward",
+    "backward",
+    "n_vertical_loops",
+    "n_intervals",
+    "variable_k",
+    "fusable_neighbours",
+)
+DYNAMIC_FEATURES: tuple[str, ...] = ("log_ns_per_point", "bandwidth_fraction", "ipc")
+FEATURES: tuple[str, ...] = STATIC_FEATURES + DYNAMIC_FEATURES
+
+_ARITH = {"ADD", "SUB", "MUL", "DIV", "POW", "MOD"}
+
+
+def static_features(target: TuningTarget, fusable_neighbours: int = 0) -> dict[str, float]:
+    """Features of the stencil's GTIR (no compilation)."""
+    from gt4py.cartesian.gtc import gtir
+
+    from stencils.access import analyse
+
+    access = analyse(target.definition, target.externals)
+    ops: Counter[str] = Counter()
+    temporaries: set[str] = set()
+    statements = 0
+    intervals = 0
+    for node in access.gtir.walk_values():
+        if isinstance(node, gtir.BinaryOp):
+            name = str(node.op.name)
+            ops["flops" if name in _ARITH else "compares"] += 1
+        elif isinstance(node, gtir.UnaryOp):
+            ops["flops"] += 1
+        elif isinstance(node, (gtir.TernaryOp, gtir.FieldIfStmt, gtir.ScalarIfStmt)):
+            ops["compares"] += 1
+        elif isinstance(node, gtir.NativeFuncCall):
+            ops["math_calls"] += 1
+            ops["flops"] += 1
+        elif isinstance(node, gtir.ParAssignStmt):
+            statements += 1
+            if str(node.left.name) not in access.fields:
+                temporaries.add(str(node.left.name))
+        elif isinstance(node, gtir.Interval):
+            intervals += 1
+    offsets = [o for offs in access.reads.values() for o in offs]
+    fields_touched = len(set(access.reads) | set(access.writes)) or 1
+    return {
+        "n_inputs": float(len(set(access.reads) - set(access.writes))),
+        "n_outputs": float(len(access.writes)),
+        "n_temporaries": float(len(temporaries)),
+        "n_statements": float(statements),
+        "reads": float(len(offsets)),
+        "footprint_max": float(max((len(o) for o in access.reads.values()), default=0)),
+        "extent_h": float(max((max(abs(o[0]), abs(o[1])) for o in offsets), default=0)),
+        "extent_k": float(max((abs(o[2]) for o in offsets), default=0)),
+        "flops": float(ops["flops"]),
+        "compares": float(ops["compares"]),
+        "math_calls": float(ops["math_calls"]),
+        "intensity": float(ops["flops"]) / (8.0 * fields_touched),
+        "parallel": float(access.loop_orders == {"parallel"}),
+        "forward": float("forward" in access.loop_orders),
+        "backward": float("backward" in access.loop_orders),
+        "n_vertical_loops": float(len(access.gtir.vertical_loops)),
+        "n_intervals": float(intervals),
+        "variable_k": float(access.variable_k),
+        "fusable_neighbours": float(fusable_neighbours),
+    }
+
+
+def dynamic_features(
+    target: TuningTarget,
+    domain: tuple[int, int, int],
+    baseline_seconds: float,
+    stream_gbs: float,
+    ipc: float | None = None,
+) -> dict[str, float]:
+    """Features of one profiled baseline (numpy backend) run of the stencil."""
+    if baseline_seconds <= 0:
+        raise TuningError(f"stencil {target.name!r}: baseline time must be > 0, got {baseline_seconds}")
+    points = domain[0] * domain[1] * domain[2]
+    nbytes = 8 * points * (len(target.inputs) + len(target.outputs))
+    return {
+        "log_ns_per_point": math.log10(1e9 * baseline_seconds / points),
+        "bandwidth_fraction": nbytes / baseline_seconds / (stream_gbs * 1e9) if stream_gbs > 0 else float("nan"),
+        "ipc": float("nan") if ipc is None else float(ipc),
+    }
+
+
+def perf_ipc(command: Sequence[str], env: Mapping[str, str] | None = None) -> float | None:
+    """Instructions per cycle of ``command`` via ``perf stat``; None where counters are missing."""
+    if shutil.which("perf") is None:
+        return None
+    proc = subprocess.run(
+        ["perf", "stat", "-x,", "-e", "instructions:u,cycles:u", *command],
+        capture_output=True,
+        text=True,
+        env=dict(env) if env else None,
+    )
+    counts = {}
+    for line in proc.stderr.splitlines():
+        parts = line.split(",")
+        if len(parts) > 2 and parts[2] in ("instructions:u", "cycles:u"):
+            try:
+                counts[parts[2]] = float(parts[0])
+            except ValueError:
+                return None  # "<not supported>" on machines without a PMU
+    if len(counts) == 2 and counts["cycles:u"] > 0:
+        return counts["instructions:u"] / counts["cycles:u"]
+    return None
+
+
+@dataclass(frozen=True)
+class Embedding:
+    """A stencil's feature vector (named)."""
+
+    stencil: str
+    features: Mapping[str, float]
+
+    def vector(self, names: Sequence[str] = FEATURES) -> np.ndarray:
+        return np.array([float(self.features.get(n, float("nan"))) for n in names])
+
+
+class Standardiser:
+    """Z-scores per feature over a set of embeddings; features that are NaN anywhere or constant
+    carry no information and are dropped."""
+
+    def __init__(self, embeddings: Sequence[Embedding], names: Sequence[str] = FEATURES) -> None:
+        if not embeddings:
+            raise TuningError("cannot standardise features of an empty tuning database")
+        matrix = np.array([e.vector(names) for e in embeddings])
+        keep = ~np.isnan(matrix).any(axis=0)
+        self.names = tuple(n for n, k in zip(names, keep) if k)
+        m = matrix[:, keep]
+        self.mean = m.mean(axis=0)
+        std = m.std(axis=0)
+        self.std = np.where(std > 0, std, 1.0)
+
+    def __call__(self, embedding: Embedding) -> np.ndarray:
+        v = embedding.vector(self.names)
+        v = np.where(np.isnan(v), self.mean, v)
+        return (v - self.mean) / self.std

@@ -1,0 +1,176 @@
+"""Schedule search for one stencil: exhaustive, random, or model-based (optuna TPE).
+
+Every evaluation is stored in the tuning database as it completes, and schedules already in the
+database (same machine and domain) are not measured again, so searches resume after a crash and
+an exhaustive search can be completed across several runs.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from mapping.tuning.db import TuningDB
+from mapping.tuning.errors import TuningError
+from mapping.tuning.features import Embedding, dynamic_features, static_features
+from mapping.tuning.measure import Evaluation, Evaluator
+from mapping.tuning.schedule import Schedule
+from mapping.tuning.targets import resolve
+
+log = logging.getLogger(__name__)
+
+STRATEGIES = ("exhaustive", "random", "optuna")
+
+
+@dataclass
+class SearchResult:
+    """What a search tried and found."""
+
+    stencil: str
+    strategy: str
+    space_size: int
+    evaluations: list[Evaluation] = field(default_factory=list)
+    reused: int = 0  # evaluations taken from the database instead of measured
+    builds: int = 0  # compilations paid in this search
+    runs: int = 0  # schedules measured in this search
+
+    @property
+    def valid(self) -> list[Evaluation]:
+        return [e for e in self.evaluations if e.ok]
+
+    @property
+    def best(self) -> Evaluation | None:
+        return min(self.valid, key=lambda e: e.median_s) if self.valid else None  # type: ignore[arg-type, return-value]
+
+    def default(self) -> Evaluation | None:
+        key = Schedule("numpy").key
+        return next((e for e in self.evaluations if e.schedule.key == key and e.ok), None)
+
+
+class Tuner:
+    """Searches one stencil's schedule space; ``Tuner(stencil, evaluator, db)``."""
+
+    def __init__(
+        self,
+        stencil: str,
+        evaluator: Evaluator,
+        db: TuningDB,
+        progress: Callable[[int], object] | None = None,
+    ) -> None:
+        self.target = resolve(stencil)
+        self.stencil = stencil
+        self.evaluator = evaluator
+        self.db = db
+        self.domain = evaluator.config.domain
+        self.progress = progress
+
+    # -- embedding --------------------------------------------------------------------
+    def profile(self, stream_gbs: float) -> Embedding:
+        """Static features + one profiled numpy-backend run; stored in the database."""
+        base = self.evaluate([Schedule("numpy")])[0]
+        if not base.ok:
+            raise TuningError(
+                f"stencil {self.stencil!r}: the baseline numpy run failed ({base.error}); "
+                "fix the stencil before tuning it"
+            )
+        feats = static_features(self.target)
+        feats.update(dynamic_features(self.target, self.domain, float(base.median_s), stream_gbs))
+        emb = Embedding(self.stencil, feats)
+        self.db.put_embedding(emb, self.domain, float(base.median_s), stream_gbs)
+        return emb
+
+    def embedding(self, stream_gbs: float) -> Embedding:
+        return self.db.embedding(self.stencil, self.domain) or self.profile(stream_gbs)
+
+    # -- evaluation with the database as cache ------------------------------------------
+    def evaluate(self, schedules: Sequence[Schedule], result: SearchResult | None = None) -> list[Evaluation]:
+        known = self.db.evaluations(self.stencil, self.domain)
+        todo = [s for s in schedules if s.key not in known]
+        if result is not None:
+            result.reused += len(schedules) - len(todo)
+
+        def done(ev: Evaluation) -> None:
+            self.db.put_evaluation(self.stencil, self.domain, ev)
+            if self.progress:
+                self.progress(1)
+            if not ev.ok:
+                log.info("%s: invalid schedule %s: %s", self.stencil, ev.schedule.describe(), ev.error[:200])
+
+        builds0, runs0 = self.evaluator.builds, self.evaluator.runs
+        if todo:
+            for ev in self.evaluator(list(todo), progress=done):
+                known[ev.schedule.key] = ev
+        if result is not None:
+            result.builds += self.evaluator.builds - builds0
+            result.runs += self.evaluator.runs - runs0
+        if self.progress:
+            self.progress(len(schedules) - len(todo))
+        return [known[s.key] for s in schedules]
+
+    # -- strategies -----------------------------------------------------------------------
+    def search(
+        self, space: Sequence[Schedule], strategy: str = "exhaustive", budget: int | None = None, seed: int = 0
+    ) -> SearchResult:
+        if strategy not in STRATEGIES:
+            raise TuningError(f"unknown search strategy {strategy!r}; use one of {STRATEGIES}")
+        if budget is not None and budget < 1:
+            raise TuningError(f"--budget must be >= 1, got {budget}")
+        result = SearchResult(self.stencil, strategy, len(space))
+        default = Schedule("numpy")
+        if strategy == "exhaustive":
+            chosen = list(space) if budget is None else list(space)[:budget]
+            result.evaluations = self.evaluate(chosen, result)
+        elif strategy == "random":
+            rng = random.Random(seed)
+            n = min(budget or len(space), len(space))
+            chosen = [default] + rng.sample([s for s in space if s.key != default.key], n - 1)
+            result.evaluations = self.evaluate(chosen[:n], result)
+        else:
+            result.evaluations = self._optuna(space, budget or min(len(space), 20), seed, result)
+        return result
+
+    def _optuna(self, space: Sequence[Schedule], budget: int, seed: int, result: SearchResult) -> list[Evaluation]:
+        """TPE over the space's knobs (backend, build variant, threads, binding)."""
+        import optuna
+
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        by_backend: dict[str, list[Schedule]] = {}
+        for s in space:
+            by_backend.setdefault(s.backend, []).append(s)
+        builds: dict[str, list[str]] = {
+            b: sorted({s.build_key for s in ss}) for b, ss in by_backend.items()
+        }
+        runtime = sorted({(s.threads, s.proc_bind) for s in space if s.compiled})
+        lookup = {(s.build_key, s.threads, s.proc_bind): s for s in space}
+        study = optuna.create_study(
+            direction="minimize", sampler=optuna.samplers.TPESampler(seed=seed, n_startup_trials=5)
+        )
+        seen: dict[str, Evaluation] = {}
+        batch = max(1, self.evaluator.config.jobs)
+        while len(seen) < min(budget, len(space)):
+            trials, picks = [], []
+            for _ in range(batch):
+                trial = study.ask()
+                backend = trial.suggest_categorical("backend", sorted(by_backend))
+                bk = builds[backend][trial.suggest_int(f"variant_{backend}", 0, len(builds[backend]) - 1)]
+                if backend == "numpy":
+                    s = by_backend["numpy"][0]
+                else:
+                    threads, bind = runtime[trial.suggest_int("runtime", 0, len(runtime) - 1)]
+                    s = lookup.get((bk, threads, bind)) or next(x for x in by_backend[backend] if x.build_key == bk)
+                trials.append(trial)
+                picks.append(s)
+            evs = self.evaluate([p for p in picks if p.key not in seen], result)
+            for ev in evs:
+                seen[ev.schedule.key] = ev
+            for trial, s in zip(trials, picks):
+                ev = seen[s.key]
+                if ev.ok:
+                    study.tell(trial, float(ev.median_s))
+                else:
+                    study.tell(trial, state=optuna.trial.TrialState.FAIL)
+            if len(study.trials) > 20 * budget:
+                break  # the sampler keeps proposing known schedules: the space is exhausted
+        return list(seen.values())
