@@ -142,7 +142,7 @@ class HaloExchange:
                 raise HaloError(f"{g.name}: mixes NumPy and CuPy arrays in one exchange")
             sx, sy = g.stagger
             nx, ny = a.shape[0] - 2 * g.n_halo - sx, a.shape[1] - 2 * g.n_halo - sy
-            key = (nx, ny, a.shape[2], a.dtype)
+            key = (nx, ny, a.dtype)
             if nx < 1 or ny < 1:
                 raise HaloError(
                     f"{g.name}: shape {a.shape} leaves no interior for n_halo={g.n_halo} at "
@@ -152,10 +152,10 @@ class HaloExchange:
                 first = (g.name, a.shape, key)
             elif key != first[2]:
                 raise HaloError(
-                    f"{g.name}: shape {a.shape} / dtype {a.dtype} means {nx}x{ny}x{a.shape[2]} "
-                    f"{a.dtype}, but {first[0]} (shape {first[1]}) means "
-                    f"{first[2][0]}x{first[2][1]}x{first[2][2]} {first[2][3]}: all fields of one "
-                    f"exchange need the same compute domain, levels and dtype"
+                    f"{g.name}: shape {a.shape} / dtype {a.dtype} means a {nx}x{ny} {a.dtype} "
+                    f"compute domain, but {first[0]} (shape {first[1]}) means "
+                    f"{first[2][0]}x{first[2][1]} {first[2][2]}: all fields of one exchange need "
+                    f"the same compute domain and dtype (levels may differ)"
                 )
         assert first is not None
         return first[2][0], first[2][1]
@@ -202,10 +202,13 @@ class HaloExchange:
     def message_bytes(self) -> dict[int, int]:
         """Bytes this rank sends to each neighbour per exchange."""
         itemsize = self._arrays[0].dtype.itemsize
-        nz = self._arrays[0].shape[2]
         return {
-            dest: sum((t.send[0].stop - t.send[0].start) * (t.send[1].stop - t.send[1].start)
-                      for t in ts) * nz * itemsize
+            dest: itemsize * sum(
+                (t.send[0].stop - t.send[0].start)
+                * (t.send[1].stop - t.send[1].start)
+                * self._arrays[t.source_component].shape[2]
+                for t in ts
+            )
             for dest, ts in self._messages.sends.items()
         }
 

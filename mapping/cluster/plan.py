@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from mapping.cluster.errors import HaloError
 from mapping.cluster.geometry import DIRECTIONS, map_across_edge
 from mapping.cluster.partitioner import Boundary, TilePartitioner
@@ -178,31 +176,40 @@ def _transfer(
     i0, j0 = origin
     n_i0, n_j0 = n_origin
     nx, ny = local_cells
-    ii, jj = np.meshgrid(np.arange(a0, a1), np.arange(b0, b1), indexing="ij")
-    X = 2 * (i0 + ii - h) + 1 - sx
-    Y = 2 * (j0 + jj - h) + 1 - sy
-    Xn, Yn = map_across_edge(X, Y, size, bnd.tile_offset, bnd.n_rotations)
     partner, sign = _source_of(comp, bnd.n_rotations)
     src_ci = ci if partner is None else partner
     src = components[src_ci]
     tx, ty = src.stagger
-    if np.any((Xn - 1 + tx) % 2) or np.any((Yn - 1 + ty) % 2):
-        raise HaloError(
-            f"field {comp.name!r} at stagger {comp.stagger} cannot cross the rotated "
-            f"edge {direction} of rank {rank}: exchange x/y-staggered data as a "
-            f"VectorHalo pair"
-        )
-    si = (Xn - 1 + tx) // 2 - n_i0 + src.n_halo
-    sj = (Yn - 1 + ty) // 2 - n_j0 + src.n_halo
-    s_lo = (int(si.min()), int(sj.min()))
-    s_hi = (int(si.max()) + 1, int(sj.max()) + 1)
-    natural_i = np.arange(s_lo[0], s_hi[0])[:, None]
-    natural_j = np.arange(s_lo[1], s_hi[1])[None, :]
-    for k in range(4):
-        ri, rj = np.rot90(si, k), np.rot90(sj, k)
-        if ri.shape == (natural_i.size, natural_j.size) and np.array_equal(
-            ri, np.broadcast_to(natural_i, ri.shape)
-        ) and np.array_equal(rj, np.broadcast_to(natural_j, rj.shape)):
+
+    def to_source(i: int, j: int) -> tuple[int, int]:
+        """Local index on the neighbour of local index (i, j) here (affine in i and j)."""
+        X = 2 * (i0 + i - h) + 1 - sx
+        Y = 2 * (j0 + j - h) + 1 - sy
+        Xn, Yn = map_across_edge(X, Y, size, bnd.tile_offset, bnd.n_rotations)
+        if (Xn - 1 + tx) % 2 or (Yn - 1 + ty) % 2:
+            raise HaloError(
+                f"field {comp.name!r} at stagger {comp.stagger} cannot cross the rotated "
+                f"edge {direction} of rank {rank}: exchange x/y-staggered data as a "
+                f"VectorHalo pair"
+            )
+        return (Xn - 1 + tx) // 2 - n_i0 + src.n_halo, (Yn - 1 + ty) // 2 - n_j0 + src.n_halo
+
+    corners = [to_source(i, j) for i in (a0, a1 - 1) for j in (b0, b1 - 1)]
+    s_lo = (min(c[0] for c in corners), min(c[1] for c in corners))
+    s_hi = (max(c[0] for c in corners) + 1, max(c[1] for c in corners) + 1)
+    A, B = a1 - a0, b1 - b0
+    # receiver index of element [m, n] of np.rot90(receiver_rect, k)
+    views = {
+        0: lambda m, n: (m, n),
+        1: lambda m, n: (n, B - 1 - m),
+        2: lambda m, n: (A - 1 - m, B - 1 - n),
+        3: lambda m, n: (A - 1 - n, m),
+    }
+    for k, g in views.items():  # noqa: B007 (k is used after the loop)
+        if all(
+            to_source(a0 + g(m, n)[0], b0 + g(m, n)[1]) == (s_lo[0] + m, s_lo[1] + n)
+            for m, n in ((0, 0), (1, 0), (0, 1))
+        ):
             break
     else:  # pragma: no cover - geometry guarantees a rotation exists
         raise HaloError(f"internal: no rotation maps {direction} halo of rank {rank}")

@@ -1,57 +1,74 @@
 """Serial reference for halo exchange on the cubed sphere, built from 3-D cube geometry alone.
 
-Each FV3 tile is a face of the cube [-N, N]^3 with an outward normal ``C`` and axes ``X``, ``Y``
-(right-handed, X x Y = C). A point of a rank's array -- interior or halo -- is placed in 3-D
-(halo points beyond a tile edge fold over the cube edge), the tile holding that 3-D point is
-found, and the global field is read there. Vector components are carried across the edge by
-unfolding the neighbour face into the receiving tile's plane. Nothing here uses the package's
-connectivity table, rotation counts or index plans.
+Each FV3 tile is a face of the cube [-N, N]^3 (doubled units) with an outward normal ``C`` and
+axes ``X``, ``Y`` (right-handed, X x Y = C). A point of a rank's array -- interior or halo -- is
+placed in 3-D (halo points beyond a tile edge fold over the cube edge), the tile holding that
+point is found, and the global field is read there. Vector components are carried across the
+edge by unfolding the neighbour face into the receiving tile's plane. Nothing here uses the
+package's connectivity table, rotation counts or index plans.
 """
 
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 
-E1, E2, E3 = np.eye(3, dtype=int)
+Vec = tuple[int, int, int]
+E1, E2, E3 = (1, 0, 0), (0, 1, 0), (0, 0, 1)
+
+
+def _neg(v: Vec) -> Vec:
+    return (-v[0], -v[1], -v[2])
+
+
+def _dot(a: Vec, b: Vec) -> int:
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+def _add(*terms: tuple[int, Vec]) -> Vec:
+    return tuple(sum(c * v[i] for c, v in terms) for i in range(3))  # type: ignore[return-value]
+
+
 #: (C, X, Y) per tile: FV3 tiles 1..6 (0-based here); tile 2 holds the north pole.
-FRAMES = [
+FRAMES: list[tuple[Vec, Vec, Vec]] = [
     (E1, E2, E3),
-    (E2, -E1, E3),
-    (E3, -E1, -E2),
-    (-E1, -E3, -E2),
-    (-E2, -E3, E1),
-    (-E3, E2, E1),
+    (E2, _neg(E1), E3),
+    (E3, _neg(E1), _neg(E2)),
+    (_neg(E1), _neg(E3), _neg(E2)),
+    (_neg(E2), _neg(E3), E1),
+    (_neg(E3), E2, E1),
 ]
 GRIDS = {"A": ((0, 0), (0, 0)), "C": ((1, 0), (0, 1)), "D": ((0, 1), (1, 0))}
 
 
-def fold(tile: int, X: int, Y: int, N: int) -> np.ndarray | None:
-    """3-D integer point (doubled units) of tile-frame doubled coordinates; None past a corner."""
+def fold(tile: int, X: int, Y: int, N: int) -> Vec | None:
+    """3-D point of tile-frame doubled coordinates (halo folds over the edge); None past a corner."""
     C, Xa, Ya = FRAMES[tile]
     a, b = X - N, Y - N
     if abs(a) > N and abs(b) > N:
         return None
-    P = N * C
+    terms = [(N, C)]
     for off, axis in ((a, Xa), (b, Ya)):
         if abs(off) > N:
-            P = P + int(np.sign(off)) * N * axis - (abs(off) - N) * C
+            terms += [((1 if off > 0 else -1) * N, axis), (-(abs(off) - N), C)]
         else:
-            P = P + off * axis
-    return P
+            terms.append((off, axis))
+    return _add(*terms)
 
 
-def tiles_at(P: np.ndarray, N: int) -> list[tuple[int, int, int]]:
+def tiles_at(P: Vec, N: int) -> list[tuple[int, int, int]]:
     """(tile, X, Y) of every tile whose closed face contains P."""
-    out = []
-    for t, (C, Xa, Ya) in enumerate(FRAMES):
-        if P @ C == N:
-            out.append((t, int(P @ Xa) + N, int(P @ Ya) + N))
-    return out
+    return [
+        (t, _dot(P, Xa) + N, _dot(P, Ya) + N)
+        for t, (C, Xa, Ya) in enumerate(FRAMES)
+        if _dot(P, C) == N
+    ]
 
 
-def owner(P: np.ndarray, N: int) -> tuple[int, int, int] | None:
-    """The tile owning P: the only one, or the one with P on its west/south edge; None at a
-    cube corner (three tiles)."""
+def owner(P: Vec, N: int) -> tuple[int, int, int] | None:
+    """The tile owning P: the only one, or the one with P on its west/south edge; None at a cube
+    corner (three tiles)."""
     cands = tiles_at(P, N)
     if len(cands) == 1:
         return cands[0]
@@ -62,51 +79,87 @@ def owner(P: np.ndarray, N: int) -> tuple[int, int, int] | None:
     return None
 
 
-def value_at(tile: int, comp: int, X: int, Y: int, G: list, staggers, N: int, use_owner=False):
-    """Reference value (over k) of component ``comp`` at doubled (X, Y) of ``tile``'s frame.
+def source(tile: int, comp: int, X: int, Y: int, N: int, staggers, use_owner=False, halo=False):
+    """Where the reference value of component ``comp`` at doubled (X, Y) of ``tile`` comes from:
+    ``(source tile, source component, i, j, sign)``, or None where no value is defined.
 
-    ``G[t][c]`` is the global array of component c on tile t; ``staggers[c]`` its (sx, sy);
-    one component = scalar, two = vector (u, v). None where no value is defined (past a cube
-    corner, or a cube-corner point itself). A point beyond the tile is read on the tile across
-    that edge (the fold); a point of the tile itself on the tile itself, or with ``use_owner``
-    on the tile owning it (west/south edge rule) -- used to make G consistent.
+    A point beyond the tile is read on the tile across that edge (the fold); a point of the tile
+    on the tile itself, or with ``use_owner`` on the tile owning it (west/south edge rule; used
+    to make G consistent). A cube-corner point has no owner and each rank keeps its own.
     """
     P = fold(tile, X, Y, N)
     if P is None:
         return None
     cands = tiles_at(P, N)
     Ca, XA, YA = FRAMES[tile]
-    if 0 <= X <= 2 * N and 0 <= Y <= 2 * N:  # on the tile itself
+    if 0 <= X <= 2 * N and 0 <= Y <= 2 * N:
         if len(cands) >= 3:
+            if halo:  # only reachable when the halo is as deep as a subdomain
+                raise ValueError("a halo point is a cube-corner point: its source is ambiguous")
             return None
         own = owner(P, N) if use_owner else next(c for c in cands if c[0] == tile)
-    else:  # across the edge the point lies beyond
-        out_axis = XA * int(np.sign(X - N)) if not 0 <= X <= 2 * N else YA * int(np.sign(Y - N))
-        own = next(c for c in cands if np.array_equal(FRAMES[c[0]][0], out_axis))
+    else:
+        s = (1 if X > N else -1) if not 0 <= X <= 2 * N else (1 if Y > N else -1)
+        out_axis = _add((s, XA)) if not 0 <= X <= 2 * N else _add((s, YA))
+        own = next(c for c in cands if FRAMES[c[0]][0] == out_axis)
     tb, Xb, Yb = own
-    if len(staggers) == 1:
-        sx, sy = staggers[0]
-        return G[tb][0][(Xb - 1 + sx) // 2, (Yb - 1 + sy) // 2]
-    # vector: 3-D vector from the components present at the point on tile tb
     Cb, XB, YB = FRAMES[tb]
-    w = 0
-    for c, (sx, sy) in enumerate(staggers):
-        if (Xb - 1 + sx) % 2 == 0 and (Yb - 1 + sy) % 2 == 0:
-            axis = XB if c == 0 else YB
-            w = w + G[tb][c][(Xb - 1 + sx) // 2, (Yb - 1 + sy) // 2][..., None] * axis
-    if tb == tile:
-        comps = (w @ XA, w @ YA)
-    else:  # unfold tb into tile's plane across their shared edge: -Ca on tb -> Cb-direction
-        if abs(Cb @ XA) == 1:
-            comps = ((w @ -Ca) * (Cb @ XA), w @ YA)
-        else:
-            comps = (w @ XA, (w @ -Ca) * (Cb @ YA))
-    return comps[comp]
+    want = XA if comp == 0 else YA
+    for cb, (sx, sy) in enumerate(staggers):
+        if (Xb - 1 + sx) % 2 or (Yb - 1 + sy) % 2:
+            continue
+        i, j = (Xb - 1 + sx) // 2, (Yb - 1 + sy) // 2
+        if len(staggers) == 1:
+            return tb, 0, i, j, 1
+        axis = XB if cb == 0 else YB
+        if tb != tile and _dot(axis, Ca) != 0:  # unfold tb into tile's plane: -Ca -> Cb
+            axis = _add((_dot(axis, _neg(Ca)), Cb))
+        coeff = _dot(axis, want)
+        if coeff:
+            return tb, cb, i, j, coeff
+    raise AssertionError(f"no component of tile {tb} at ({Xb}, {Yb}) maps onto component {comp}")
+
+
+@cache
+def _gather(layout, N: int, h: int, depth: int, staggers) -> list:
+    """Per rank and component: (target i, target j, source tile, source comp, si, sj, sign)."""
+    from mapping.cluster import CubedSpherePartitioner  # rank numbering only
+
+    part = CubedSpherePartitioner(layout)
+    n = N // layout[0]
+    out = []
+    for rank in range(part.total_ranks):
+        t = part.tile_index(rank)
+        i0, _, j0, _ = part.subdomain_extent(rank, N, N)
+        per_comp = []
+        for c, (sx, sy) in enumerate(staggers):
+            rows = []
+            for i in range(h - depth, h + n + sx + depth):
+                for j in range(h - depth, h + n + sy + depth):
+                    X = 2 * (i0 + i - h) + 1 - sx
+                    Y = 2 * (j0 + j - h) + 1 - sy
+                    halo = not (h <= i < h + n + sx and h <= j < h + n + sy)
+                    src = source(t, c, X, Y, N, staggers, halo=halo)
+                    if src is not None:
+                        rows.append((i, j, *src))
+            per_comp.append(np.array(rows, dtype=np.int64).reshape(-1, 7))
+        out.append(per_comp)
+    return out
 
 
 def make_global(N: int, nz: int, staggers, rng: np.random.Generator) -> list:
-    """Random global field, made consistent: shared tile-edge points take the owner's value."""
+    """Random global field G[tile][comp], made consistent: shared tile-edge points take the
+    owner's value (rotated into the tile's frame for vectors)."""
+    staggers = tuple(tuple(s) for s in staggers)
     G = [[rng.standard_normal((N + sx, N + sy, nz)) for sx, sy in staggers] for _ in range(6)]
+    for t, c, i, j, tb, cb, si, sj, sign in _consistency(N, staggers):
+        G[t][c][i, j] = sign * G[tb][cb][si, sj]
+    return G
+
+
+@cache
+def _consistency(N: int, staggers) -> list:
+    rows = []
     for t in range(6):
         for c, (sx, sy) in enumerate(staggers):
             for i in range(N + sx):
@@ -114,17 +167,16 @@ def make_global(N: int, nz: int, staggers, rng: np.random.Generator) -> list:
                     X, Y = 2 * i + 1 - sx, 2 * j + 1 - sy
                     if 0 < X < 2 * N and 0 < Y < 2 * N:
                         continue
-                    val = value_at(t, c, X, Y, G, staggers, N, use_owner=True)
-                    if val is not None:
-                        G[t][c][i, j] = val
-    return G
+                    src = source(t, c, X, Y, N, staggers, use_owner=True)
+                    if src is not None and src[0] != t:
+                        rows.append((t, c, i, j, *src))
+    return rows
 
 
 def scatter(G, part, N: int, h: int, staggers, rng) -> list[list[np.ndarray]]:
     """Per-rank local arrays: interior from G, halo filled with random garbage."""
+    n = N // part.layout[0]
     out = []
-    lx = part.layout[0]
-    n = N // lx
     for rank in range(part.total_ranks):
         t = part.tile_index(rank)
         i0, _, j0, _ = part.subdomain_extent(rank, N, N)
@@ -140,23 +192,19 @@ def scatter(G, part, N: int, h: int, staggers, rng) -> list[list[np.ndarray]]:
 
 def expected(locals_, G, part, N: int, h: int, depth: int, staggers) -> list[list[np.ndarray]]:
     """What every rank's arrays hold after an exact exchange of halo ``depth``: interior and halo
-    within ``depth`` from the reference, everything else (deeper halo, cube-corner halo corners
-    and cube-corner points) unchanged."""
-    n = N // part.layout[0]
+    within ``depth`` from the reference; everything else (deeper halo, halo corners past a cube
+    corner, cube-corner points) unchanged."""
+    staggers = tuple(tuple(s) for s in staggers)
+    plan = _gather(tuple(part.layout), N, h, depth, staggers)
     out = []
-    for rank, arrays in enumerate(locals_):
-        t = part.tile_index(rank)
-        i0, _, j0, _ = part.subdomain_extent(rank, N, N)
+    for arrays, per_comp in zip(locals_, plan):
         res = []
-        for c, ((sx, sy), a) in enumerate(zip(staggers, arrays)):
+        for a, rows in zip(arrays, per_comp):
             e = a.copy()
-            for i in range(h - depth, h + n + sx + depth):
-                for j in range(h - depth, h + n + sy + depth):
-                    X = 2 * (i0 + i - h) + 1 - sx
-                    Y = 2 * (j0 + j - h) + 1 - sy
-                    val = value_at(t, c, X, Y, G, staggers, N)
-                    if val is not None:
-                        e[i, j] = val
+            for cb in range(len(staggers)):
+                sel = rows[rows[:, 3] == cb]
+                src = np.stack([G[t][cb] for t in range(6)])[sel[:, 2], sel[:, 4], sel[:, 5]]
+                e[sel[:, 0], sel[:, 1]] = sel[:, 6, None].astype(a.dtype) * src
             res.append(e)
         out.append(res)
     return out
