@@ -1,0 +1,284 @@
+"""``stratoflow tune``: schedule search, transfer tuning, the tuning database, applying schedules.
+
+    stratoflow tune list
+    stratoflow tune search hdiff --space compact --strategy exhaustive
+    stratoflow tune search vadv --space full --strategy optuna --budget 20
+    stratoflow tune transfer upwind --k 3 --apply
+    stratoflow tune db list | show hdiff | export db.json | import db.json
+    stratoflow tune apply hdiff            # builds by TunedStencilFactory now use its best schedule
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+
+def _domain(text: str) -> tuple[int, int, int]:
+    try:
+        parts = tuple(int(x) for x in text.replace("x", ",").split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--domain must be nx,ny,nz (e.g. 96,96,48), got {text!r}") from None
+    if len(parts) != 3 or min(parts) < 1:
+        raise argparse.ArgumentTypeError(f"--domain must be three positive sizes, got {text!r}")
+    return parts  # type: ignore[return-value]
+
+
+def _common(p: argparse.ArgumentParser, measuring: bool = True) -> None:
+    p.add_argument("--db", type=Path, default=None,
+                   help="tuning database (default $STRATOFLOW_TUNING_DB or ~/.cache/stratoflow/tuning.sqlite)")
+    p.add_argument("--domain", type=_domain, default=(96, 96, 48),
+                   help="interior domain nx,ny,nz the schedules are measured on (default 96,96,48)")
+    if measuring:
+        p.add_argument("--cache-dir", type=Path, default=None,
+                       help="build cache (default $STRATOFLOW_TUNING_CACHE or ~/.cache/stratoflow/builds)")
+        p.add_argument("--jobs", type=int, default=2, help="parallel compilations (default 2)")
+        p.add_argument("--repeats", type=int, default=7, help="timed runs per schedule; the median counts")
+        p.add_argument("--timeout", type=float, default=120.0, help="seconds per timed schedule")
+        p.add_argument("--report", type=Path, default=None, help="write a Markdown report here")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "tune",
+        help="schedule search and transfer tuning for stencils",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    tsub = parser.add_subparsers(dest="tune_command", metavar="ACTION", required=True)
+
+    p = tsub.add_parser("list", help="stencils that can be tuned (library + fv3core definitions)")
+    p.set_defaults(handler=cmd_list)
+
+    p = tsub.add_parser(
+        "search", help="search a stencil's schedule space, store every evaluation",
+        description="Build, validate against the numpy backend, and time schedules of STENCIL "
+        "(a library name or module:function). Evaluations already in the database are reused, "
+        "so an interrupted search resumes.",
+    )
+    p.add_argument("stencil", help="library name (e.g. hdiff) or module:function of a GTScript definition")
+    p.add_argument("--space", choices=("compact", "full", "tiny"), default="compact",
+                   help="schedule space (compact: 55 schedules, full: ~7900, tiny: 3)")
+    p.add_argument("--strategy", choices=("exhaustive", "random", "optuna"), default=None,
+                   help="exhaustive (default without --budget), random, or optuna (default with --budget)")
+    p.add_argument("--budget", type=int, default=None, help="at most N schedules evaluated")
+    p.add_argument("--seed", type=int, default=0, help="seed of random/optuna search")
+    _common(p)
+    p.set_defaults(handler=cmd_search)
+
+    p = tsub.add_parser(
+        "transfer", help="tune STENCIL from its k nearest tuned neighbours",
+        description="Embed STENCIL (static GTIR features + one numpy baseline run), find its k "
+        "nearest tuned stencils in the database, and validate + measure only their best schedules.",
+    )
+    p.add_argument("stencil")
+    p.add_argument("--k", type=int, default=3, help="neighbours to transfer from (default 3)")
+    p.add_argument("--per-neighbour", type=int, default=1, help="best schedules taken per neighbour")
+    p.add_argument("--space", choices=("compact", "full", "tiny"), default="compact",
+                   help="space the candidates are counted against in the report")
+    p.add_argument("--apply", action="store_true", help="apply the winning schedule")
+    _common(p)
+    p.set_defaults(handler=cmd_transfer)
+
+    p = tsub.add_parser("db", help="inspect, export or import the tuning database")
+    p.add_argument("action", choices=("list", "show", "export", "import"))
+    p.add_argument("arg", nargs="?", help="STENCIL for show, FILE for export/import")
+    _common(p, measuring=False)
+    p.set_defaults(handler=cmd_db)
+
+    p = tsub.add_parser(
+        "apply", help="use a stencil's best (or a given) schedule whenever it is built",
+        description="Record the schedule TunedStencilFactory (used by fv3core and workflows) "
+        "builds STENCIL with: its best measured schedule, or --schedule JSON.",
+    )
+    p.add_argument("stencil")
+    p.add_argument("--schedule", default=None, help="schedule JSON (or @file) instead of the best one")
+    p.add_argument("--remove", action="store_true", help="stop using a tuned schedule for STENCIL")
+    _common(p, measuring=False)
+    p.set_defaults(handler=cmd_apply)
+
+
+def _evaluator(args: argparse.Namespace, stencil: str):  # noqa: ANN202
+    from mapping.tuning.measure import Evaluator, MeasureConfig, default_cache_dir
+
+    cfg = MeasureConfig(
+        domain=args.domain, repeats=args.repeats, jobs=args.jobs,
+        run_timeout_s=args.timeout, cache_dir=args.cache_dir or default_cache_dir(),
+    )
+    return Evaluator(stencil, cfg)
+
+
+def _stream_gbs() -> float:
+    from benchmarks.common import stream_triad
+
+    return stream_triad(elements=1 << 24, repeats=5).triad_gbs
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from mapping.tuning.targets import discover, library_names
+
+    names = library_names() + discover()
+    sys.stdout.write("\n".join(names) + "\n")
+    return 0
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from mapping.tuning.db import TuningDB
+    from mapping.tuning.report import atomic_write, search_report
+    from mapping.tuning.search import Tuner
+    from mapping.tuning.space import get_space
+
+    space = get_space(args.space)
+    strategy = args.strategy or ("optuna" if args.budget else "exhaustive")
+    db = TuningDB(args.db)
+    total = min(args.budget or len(space), len(space)) + 1
+    with tqdm(total=total, desc=f"tune {args.stencil}", unit="sched") as bar:
+        tuner = Tuner(args.stencil, _evaluator(args, args.stencil), db, progress=bar.update)
+        if db.embedding(args.stencil, args.domain) is None:
+            tuner.profile(_stream_gbs())
+        else:
+            bar.update(1)
+        result = tuner.search(space, strategy, args.budget, args.seed)
+    text = search_report(result, f"Schedule search: {args.stencil}")
+    if args.report:
+        atomic_write(args.report, text)
+        log.info("report written to %s", args.report)
+    best, default = result.best, result.default()
+    sys.stdout.write(
+        f"{args.stencil}: {len(result.evaluations)} schedules ({len(result.valid)} valid, "
+        f"{result.builds} compiled, {result.reused} from the database)\n"
+    )
+    if best is not None:
+        sys.stdout.write(f"best: {best.schedule.describe()}  {1e3 * best.median_s:.3f} ms")
+        if default is not None:
+            sys.stdout.write(f"  ({default.median_s / best.median_s:.2f}x numpy)")
+        sys.stdout.write(f"\n{best.schedule.to_json()}\n")
+    return 0
+
+
+def cmd_transfer(args: argparse.Namespace) -> int:
+    from mapping.tuning.db import TuningDB
+    from mapping.tuning.report import atomic_write, evaluations_table
+    from mapping.tuning.schedule import Schedule
+    from mapping.tuning.search import Tuner
+    from mapping.tuning.space import get_space
+    from mapping.tuning.transfer import transfer
+
+    db = TuningDB(args.db)
+    tuner = Tuner(args.stencil, _evaluator(args, args.stencil), db)
+    query = tuner.embedding(_stream_gbs() if db.embedding(args.stencil, args.domain) is None else 0.0)
+    result = transfer(
+        query, db, args.domain, tuner.evaluate, k=args.k, per_neighbour=args.per_neighbour,
+        space_size=len(get_space(args.space)),
+    )
+    default = db.evaluations(args.stencil, args.domain).get(Schedule("numpy").key)
+    lines = [
+        f"# Transfer tuning: {args.stencil}",
+        "",
+        "- neighbours: " + ", ".join(f"{n} (distance {d:.2f})" for n, d in result.neighbours),
+        f"- candidates tried: {len(result.candidates)} of {result.space_size} schedules in the "
+        f"{args.space} space",
+    ]
+    best = result.best
+    if best is not None:
+        lines.append(f"- best: `{best.schedule.describe()}` {1e3 * best.median_s:.3f} ms")
+    text = "\n".join(lines) + "\n\n" + evaluations_table(
+        result.evaluations, default.median_s if default and default.ok else None
+    )
+    if args.report:
+        atomic_write(args.report, text)
+    sys.stdout.write(text)
+    if best is not None and args.apply:
+        speed = default.median_s / best.median_s if default and default.ok else None
+        db.apply(args.stencil, best.schedule, speed)
+        sys.stdout.write(f"applied: {best.schedule.to_json()}\n")
+    return 0 if best is not None else 1
+
+
+def cmd_db(args: argparse.Namespace) -> int:
+    from mapping.tuning.db import TuningDB
+    from mapping.tuning.errors import TuningError
+    from mapping.tuning.report import atomic_write, evaluations_table
+
+    db = TuningDB(args.db)
+    if args.action == "list":
+        rows = db.stencils()
+        applied = db.applied()
+        sys.stdout.write(f"database: {db.path}\nmachine: {db.machine}\n\n")
+        sys.stdout.write("| stencil | domain | evaluated | valid | best ms | speedup vs numpy | applied |\n")
+        sys.stdout.write("|---|---|---|---|---|---|---|\n")
+        for stencil, dom, n, valid in rows:
+            best = db.best(stencil, tuple(int(x) for x in dom.split("x")))
+            ms = f"{1e3 * best.median_s:.3f}" if best else "-"
+            sp = f"{best.speedup:.2f}" if best and best.speedup else "-"
+            sys.stdout.write(
+                f"| {stencil} | {dom} | {n} | {valid} | {ms} | {sp} | {'yes' if stencil in applied else ''} |\n"
+            )
+        return 0
+    if args.arg is None:
+        raise TuningError(f"'stratoflow tune db {args.action}' needs an argument (STENCIL or FILE)")
+    if args.action == "show":
+        evs = db.evaluations(args.arg, args.domain)
+        if not evs:
+            raise TuningError(
+                f"no evaluations of {args.arg!r} on domain {args.domain} in {db.path}; "
+                "check 'stratoflow tune db list' for stencils and domains"
+            )
+        best = db.best(args.arg, args.domain)
+        default_s = best.default_s if best else None
+        sys.stdout.write(f"# {args.arg} ({'x'.join(map(str, args.domain))})\n\n")
+        sys.stdout.write(evaluations_table(list(evs.values()), default_s))
+        return 0
+    if args.action == "export":
+        atomic_write(args.arg, json.dumps(db.export(), indent=1) + "\n")
+        sys.stdout.write(f"exported {db.path} to {args.arg}\n")
+        return 0
+    path = Path(args.arg)
+    if not path.exists():
+        raise TuningError(f"import file {path} does not exist")
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise TuningError(f"import file {path} is not JSON: {exc}") from exc
+    n = db.import_(data)
+    sys.stdout.write(f"imported {n} rows from {path} into {db.path}\n")
+    return 0
+
+
+def cmd_apply(args: argparse.Namespace) -> int:
+    from mapping.tuning.db import TuningDB
+    from mapping.tuning.errors import TuningError
+    from mapping.tuning.schedule import Schedule
+
+    db = TuningDB(args.db)
+    if args.remove:
+        if not db.unapply(args.stencil):
+            raise TuningError(f"no tuned schedule is applied to {args.stencil!r}")
+        sys.stdout.write(f"{args.stencil}: tuned schedule removed\n")
+        return 0
+    if args.schedule:
+        text = Path(args.schedule[1:]).read_text() if args.schedule.startswith("@") else args.schedule
+        schedule, speedup = Schedule.from_json(text), None
+    else:
+        best = db.best(args.stencil, args.domain)
+        if best is None:
+            raise TuningError(
+                f"no valid evaluation of {args.stencil!r} on domain {args.domain} in {db.path}; "
+                f"run 'stratoflow tune search {args.stencil}' or 'tune transfer' first"
+            )
+        schedule, speedup = best.schedule, best.speedup
+    db.apply(args.stencil, schedule, speedup)
+    env = " ".join(f"{k}={v}" for k, v in schedule.environment(0).items() if v != "0")
+    sys.stdout.write(
+        f"{args.stencil}: applied {schedule.describe()}"
+        + (f" ({speedup:.2f}x numpy)" if speedup else "")
+        + f"\nTunedStencilFactory now builds it this way; run with: {env or '(no OpenMP settings)'}\n"
+    )
+    return 0
