@@ -1,0 +1,226 @@
+"""Transfer tuning, leave-one-out: transferred schedules vs each stencil's exhaustive optimum.
+
+For every stencil (the library, plus module-level GTScript definitions found in fv3core):
+embed it and search its schedule space exhaustively (resumable: evaluations are stored in the
+tuning database and skipped when present, so the benchmark can be completed across runs).
+Then, for each stencil whose exhaustive search is complete, hold it out: transfer from the
+other complete stencils' database (k nearest neighbours' best schedules) and compare the
+transferred schedule's runtime with the held-out stencil's own exhaustive best. Candidate
+runtimes are the held-out stencil's own measurements from its exhaustive search (the same
+schedule measured on the same stencil), so transfer pays no extra noise. Evaluations are
+counted as timed schedules and, separately, as compilations.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks.common import (
+    DOCS_BENCH,
+    BenchmarkError,
+    atomic_write_text,
+    machine_info,
+    markdown_table,
+    stream_triad,
+    write_json,
+)
+
+NAME = "tuning"
+HELP = "leave-one-out transfer tuning vs exhaustive search over the stencil library (+ fv3core)"
+log = logging.getLogger(__name__)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", type=Path, required=True, help="where to write the JSON results")
+    p.add_argument("--stencils", nargs="+", default=None,
+                   help="stencils (default: the library + fv3core GTScript definitions)")
+    p.add_argument("--space", choices=("compact", "full", "tiny"), default="compact",
+                   help="schedule space searched exhaustively (default compact: 55 schedules)")
+    p.add_argument("--domain", type=int, nargs=3, default=(96, 96, 48), metavar=("NX", "NY", "NZ"))
+    p.add_argument("--k", type=int, default=3, help="neighbours transferred from (default 3)")
+    p.add_argument("--db", type=Path, default=None, help="tuning database (default: the user one)")
+    p.add_argument("--cache-dir", type=Path, default=None, help="build cache directory")
+    p.add_argument("--jobs", type=int, default=2, help="parallel compilations")
+    p.add_argument("--repeats", type=int, default=7, help="timed runs per schedule (median)")
+    p.add_argument("--max-minutes", type=float, default=None,
+                   help="stop starting new exhaustive searches after this long (resume later)")
+    p.add_argument("--no-search", action="store_true",
+                   help="only evaluate leave-one-out on what the database already holds")
+    p.add_argument("--markdown", type=Path, default=DOCS_BENCH / "tuning.md",
+                   help="Markdown table to write (default docs/benchmarks/tuning.md)")
+
+
+def _default_stencils() -> list[str]:
+    from mapping.tuning.targets import discover, library_names
+
+    return library_names() + discover()
+
+
+def run(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from mapping.tuning.db import TuningDB
+    from mapping.tuning.measure import Evaluator, MeasureConfig, default_cache_dir
+    from mapping.tuning.schedule import Schedule
+    from mapping.tuning.search import Tuner
+    from mapping.tuning.space import get_space
+    from mapping.tuning.transfer import transfer
+
+    if args.k < 1:
+        raise BenchmarkError("--k must be >= 1")
+    names = args.stencils or _default_stencils()
+    fv3_found = [n for n in names if n.startswith("fv3core")]
+    space = get_space(args.space)
+    domain = tuple(args.domain)
+    db = TuningDB(args.db)
+    stream = stream_triad()
+    cfg = MeasureConfig(
+        domain=domain, repeats=args.repeats, jobs=args.jobs,
+        cache_dir=args.cache_dir or default_cache_dir(),
+    )
+    t_start = time.monotonic()
+    searched: dict[str, dict[str, int]] = {}
+    if not args.no_search:
+        for name in names:
+            if args.max_minutes is not None and time.monotonic() - t_start > 60 * args.max_minutes:
+                log.warning("--max-minutes reached: not searching %s (rerun to resume)", name)
+                continue
+            with tqdm(total=len(space) + 1, desc=f"exhaustive {name}", unit="sched", disable=None) as bar:
+                tuner = Tuner(name, Evaluator(name, cfg), db, progress=bar.update)
+                if db.embedding(name, domain) is None:
+                    tuner.profile(stream.triad_gbs)
+                else:
+                    bar.update(1)
+                res = tuner.search(space, "exhaustive")
+            searched[name] = {"builds": res.builds, "runs": res.runs, "reused": res.reused}
+
+    keys = {s.key for s in space}
+    build_keys = {s.build_key for s in space if s.compiled}
+    complete: dict[str, dict[str, Any]] = {}
+    for name in names:
+        evs = db.evaluations(name, domain)
+        emb = db.embedding(name, domain)
+        if emb is not None and keys <= set(evs):
+            complete[name] = {"evs": evs, "emb": emb}
+    results = []
+    for name, info in complete.items():
+        evs = info["evs"]
+        ok = {k: e for k, e in evs.items() if k in keys and e.ok}
+        if not ok:
+            continue
+        best = min(ok.values(), key=lambda e: e.median_s)
+        default = evs.get(Schedule("numpy").key)
+        pool = [c["emb"] for n, c in complete.items() if n != name]
+        if not pool:
+            continue
+
+        def lookup(cands: list[Schedule], evs: dict = evs, name: str = name) -> list:
+            missing = [c for c in cands if c.key not in evs]
+            if missing:
+                raise BenchmarkError(f"{name}: candidate schedules outside the searched space: {missing}")
+            return [evs[c.key] for c in cands]
+
+        tr = transfer(info["emb"], db, domain, lookup, k=args.k, pool=pool, space_size=len(space))
+        chosen = tr.best
+        t_best = float(chosen.median_s) if chosen is not None else float("nan")
+        results.append({
+            "stencil": name,
+            "neighbours": [n for n, _ in tr.neighbours],
+            "transfer_schedule": chosen.schedule.to_dict() if chosen else None,
+            "best_schedule": best.schedule.to_dict(),
+            "transfer_evals": len(tr.candidates),
+            "exhaustive_evals": len(space),
+            "transfer_builds": len({c.build_key for c in tr.candidates if c.compiled}),
+            "exhaustive_builds": len(build_keys),
+            "valid_schedules": len(ok),
+            "transfer_ms": 1e3 * t_best,
+            "best_ms": 1e3 * float(best.median_s),
+            "default_ms": 1e3 * float(default.median_s) if default and default.ok else None,
+            "transfer_over_best": t_best / float(best.median_s),
+            "speedup_vs_default": float(default.median_s) / t_best if default and default.ok else None,
+            "best_speedup_vs_default": float(default.median_s) / float(best.median_s)
+            if default and default.ok else None,
+            "median_noise": statistics.median(e.noise or 0.0 for e in ok.values()),
+        })
+    summary: dict[str, Any] = {
+        "stencils_requested": len(names),
+        "stencils_complete": len(complete),
+        "stencils_evaluated": len(results),
+        "fv3core_stencils_found": len(fv3_found),
+    }
+    if results:
+        summary.update(
+            median_transfer_over_best=statistics.median(r["transfer_over_best"] for r in results),
+            median_eval_fraction=statistics.median(r["transfer_evals"] / r["exhaustive_evals"] for r in results),
+            median_build_fraction=statistics.median(r["transfer_builds"] / r["exhaustive_builds"] for r in results),
+        )
+        summary["target_met"] = bool(
+            summary["median_transfer_over_best"] <= 1.05 and summary["median_eval_fraction"] <= 0.05
+        )
+    payload = {
+        "benchmark": NAME,
+        "machine": machine_info(),
+        "load_average": os.getloadavg(),
+        "stream_triad_gbs": stream.triad_gbs,
+        "space": args.space,
+        "space_size": len(space),
+        "domain": list(domain),
+        "k": args.k,
+        "searched_this_run": searched,
+        "missing": sorted(set(names) - set(complete)),
+        "results": results,
+        "summary": summary,
+    }
+    write_json(args.json, payload)
+    _write_markdown(args.markdown, payload)
+    log.info("summary: %s", summary)
+    return 0
+
+
+def _write_markdown(path: Path, p: dict[str, Any]) -> None:
+    rows = [
+        [
+            r["stencil"], ", ".join(r["neighbours"]), r["transfer_evals"], r["exhaustive_evals"],
+            r["transfer_builds"], r["exhaustive_builds"], r["transfer_ms"], r["best_ms"],
+            r["transfer_over_best"], r["speedup_vs_default"] or "-", r["best_speedup_vs_default"] or "-",
+        ]
+        for r in p["results"]
+    ]
+    s = p["summary"]
+    text = [
+        "# Transfer tuning: leave-one-out vs exhaustive search",
+        "",
+        "Generated by `stratoflow bench tuning --json FILE` (see docs/tuning.md). Machine: "
+        f"{p['machine']['cpu']}, {p['machine']['cores']} cores, shared with other jobs "
+        f"(load average {p['load_average'][0]:.1f} at the end); STREAM triad in the same run: "
+        f"{p['stream_triad_gbs']:.1f} GB/s. Space `{p['space']}` ({p['space_size']} schedules), "
+        f"domain {'x'.join(map(str, p['domain']))}, k = {p['k']}.",
+        "",
+        f"Stencils complete: {s['stencils_complete']} of {s['stencils_requested']} requested "
+        f"(fv3core GTScript definitions found: {s['fv3core_stencils_found']}). "
+        + (f"Not yet complete (resume by rerunning): {', '.join(p['missing'])}." if p["missing"] else ""),
+        "",
+    ]
+    if rows:
+        text += [
+            f"- median transferred runtime / exhaustive best: **{s['median_transfer_over_best']:.3f}** "
+            "(target <= 1.05)",
+            f"- median evaluations used by transfer / exhaustive: **{s['median_eval_fraction']:.3f}** "
+            f"(target <= 0.05); compilations: {s['median_build_fraction']:.3f}",
+            "",
+            markdown_table(
+                ["stencil", "neighbours", "transfer evals", "exhaustive evals", "transfer builds",
+                 "exhaustive builds", "transfer ms", "best ms", "transfer/best",
+                 "speedup vs numpy (transfer)", "speedup vs numpy (best)"],
+                rows,
+            ),
+        ]
+    else:
+        text.append("No stencil has a complete exhaustive search yet: nothing to compare.\n")
+    atomic_write_text(path, "\n".join(text))
