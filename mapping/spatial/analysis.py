@@ -190,10 +190,13 @@ def analyse(
         cap = channel_capacity(start[o], 0, {o: 0}, {o: start[sink]}, tokens)
         channels.append(Channel(o, sink, 0, lat, cap, w * prog.dtype_of(o).bytes))
 
+    incoming: dict[str, int] = {}
+    for c in channels:
+        incoming[c.dst] = incoming.get(c.dst, 0) + c.capacity * c.token_bytes
     infos: dict[str, StencilInfo] = {}
     for n, s in prog.stencils.items():
         reuse = sum(win.reuse_bytes for win in windows[n].values())
-        delay = sum(c.capacity * c.token_bytes for c in channels if c.dst == n)
+        delay = incoming.get(n, 0)
         infos[n] = StencilInfo(n, latency[n], count_operations(s.computation), windows[n], start[n], reuse, delay)
 
     depth = max(start[sink_name(o)] for o in prog.outputs)
