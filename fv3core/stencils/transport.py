@@ -13,7 +13,12 @@ from gt4py.cartesian.gtscript import PARALLEL, computation, interval
 from fv3core.errors import FV3ConfigError
 from fv3core.grid.metric import SubdomainSpec
 from fv3core.stencils.directions import Direction, X, Y
-from fv3core.stencils.ppm import SUPPORTED_HORD, ppm_flux_stencil
+from fv3core.stencils.ppm import (
+    SUPPORTED_HORD,
+    ppm_flux_stencil,
+    ppm_interface_stencil,
+    ppm_slope_stencil,
+)
 
 FloatField = gtscript.Field[np.float64]
 FloatFieldIJ = gtscript.Field[gtscript.IJ, np.float64]
@@ -139,6 +144,49 @@ def _ppm_externals(direction: Direction, spec: SubdomainSpec, hord: int) -> dict
     return ext
 
 
+class PiecewiseParabolic:
+    """FV3 ``xppm`` / ``yppm`` (one class, built for a :class:`Direction`): face values of q.
+
+    ``__call__(q, courant, flux, origin, domain)`` fills ``flux`` on the faces of the given
+    range (origin along the direction must be the interior start, n_halo)."""
+
+    def __init__(
+        self, factory: Any, direction: Direction, spec: SubdomainSpec, nz: int, hord: int,
+        dxa: Any,
+    ) -> None:  # fmt: skip
+        from stencils.storage import Domain, zeros
+
+        self._hord, self._dxa, self._direction = hord, dxa, direction
+        self._flux = factory(
+            ppm_flux_stencil, externals=_ppm_externals(direction, spec, hord),
+            name=f"{direction.name}ppm",
+        )  # fmt: skip
+        h = spec.n_halo
+        shape = Domain(spec.nx + 1, spec.ny + 1, nz, h)
+        self._dm = zeros(shape, factory.backend)
+        self._al = zeros(shape, factory.backend)
+        if hord >= 8:
+            self._slope = factory(ppm_slope_stencil, externals=direction.offsets(), name="dm")
+            self._interface = factory(ppm_interface_stencil, externals=direction.offsets(), name="al")
+
+    def __call__(
+        self, q: Any, courant: Any, flux: Any, origin: tuple[int, int, int],
+        domain: tuple[int, int, int],
+    ) -> None:  # fmt: skip
+        if self._hord >= 8:
+            ax = self._direction.axis
+            # dm on cells [o-2, o+n+1], al on [o-1, o+n+1] along the direction
+            o_dm, d_dm = list(origin), list(domain)
+            o_dm[ax] -= 2
+            d_dm[ax] += 3
+            self._slope(q=q, dm=self._dm, origin=tuple(o_dm), domain=tuple(d_dm))
+            o_dm[ax] += 1
+            d_dm[ax] -= 1
+            self._interface(q=q, dm=self._dm, al=self._al, origin=tuple(o_dm), domain=tuple(d_dm))
+        self._flux(q=q, courant=courant, dxa=self._dxa, dm=self._dm, al_in=self._al, flux=flux,
+                   origin=origin, domain=domain)  # fmt: skip
+
+
 class FluxPrep:
     """Courant numbers and swept areas on C-grid faces from contravariant winds (``fxadv``)."""
 
@@ -153,9 +201,9 @@ class FluxPrep:
     def __call__(self, ut: Any, vt: Any, dt: float, crx: Any, cry: Any, xfx: Any, yfx: Any) -> None:
         g = self._grid
         self._x(ut=ut, rdxa=g.rdxa, face_length=g.dy, sin_near=g.sin_sg1, sin_far=g.sin_sg3,
-                crx=crx, xfx=xfx, dt=dt, **self._x_bounds)  # fmt: skip
+                crx=crx, xfx=xfx, dt=float(dt), **self._x_bounds)  # fmt: skip
         self._y(ut=vt, rdxa=g.rdya, face_length=g.dx, sin_near=g.sin_sg2, sin_far=g.sin_sg4,
-                crx=cry, xfx=yfx, dt=dt, **self._y_bounds)  # fmt: skip
+                crx=cry, xfx=yfx, dt=float(dt), **self._y_bounds)  # fmt: skip
 
 
 class FiniteVolumeTransport:
@@ -178,8 +226,8 @@ class FiniteVolumeTransport:
         h, nx, ny = spec.n_halo, spec.nx, spec.ny
         self._grid = grid
         backend = factory.backend
-        self._ppm_x = factory(ppm_flux_stencil, externals=_ppm_externals(X, spec, hord), name="xppm")
-        self._ppm_y = factory(ppm_flux_stencil, externals=_ppm_externals(Y, spec, hord), name="yppm")
+        self._ppm_x = PiecewiseParabolic(factory, X, spec, nz, hord, grid.dxa)
+        self._ppm_y = PiecewiseParabolic(factory, Y, spec, nz, hord, grid.dya)
         self._inner_x = factory(inner_advective_update, externals=X.offsets(), name="q_j")
         self._inner_y = factory(inner_advective_update, externals=Y.offsets(), name="q_i")
         self._average = factory(average_flux)
@@ -205,12 +253,12 @@ class FiniteVolumeTransport:
     ) -> None:
         g, b = self._grid, self._b
         self._corners_y(q)
-        self._ppm_y(q=q, courant=cry, dxa=g.dya, flux=self._fy2, **b["fy2"])
+        self._ppm_y(q, cry, self._fy2, **b["fy2"])
         self._inner_y(q=q, area=g.area, flux=self._fy2, area_flux=yfx, q_out=self._q_i, **b["q_i"])
-        self._ppm_x(q=self._q_i, courant=crx, dxa=g.dxa, flux=fx, **b["fx"])
+        self._ppm_x(self._q_i, crx, fx, **b["fx"])
         self._corners_x(q)
-        self._ppm_x(q=q, courant=crx, dxa=g.dxa, flux=self._fx2, **b["fx2"])
+        self._ppm_x(q, crx, self._fx2, **b["fx2"])
         self._inner_x(q=q, area=g.area, flux=self._fx2, area_flux=xfx, q_out=self._q_j, **b["q_j"])
-        self._ppm_y(q=self._q_j, courant=cry, dxa=g.dya, flux=fy, **b["fy"])
+        self._ppm_y(self._q_j, cry, fy, **b["fy"])
         self._average(inner=fx, outer=self._fx2, area_flux=xfx, **b["fx"])
         self._average(inner=fy, outer=self._fy2, area_flux=yfx, **b["fy"])

@@ -1,0 +1,1 @@
+"""Analytic initial conditions and reference solutions (Williamson et al. 1992)."""
