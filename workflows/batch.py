@@ -27,6 +27,7 @@ from workflows.sites import SiteProfile
 from workflows.spec import WorkflowSpec, expand
 
 log = logging.getLogger(__name__)
+_SAFE = re.compile(r"^[A-Za-z0-9_.,:=+/@%-]+$")
 TERMINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY",
             "PREEMPTED", "BOOT_FAIL", "DEADLINE"}  # fmt: skip
 
@@ -44,10 +45,10 @@ def sbatch_script(spec: WorkflowSpec, spec_copy: Path, site: SiteProfile, runs_d
                   db: Path) -> str:  # fmt: skip
     """The text of the batch script for ``spec`` (saved as ``spec_copy``)."""
     run_dir = runs_dir.resolve() / spec.run_id
-    lines = [
-        "#!/bin/bash",
-        f"#SBATCH --job-name={spec.run_id}",
-        f"#SBATCH --output={run_dir}/slurm-%j.out",
+    lines = ["#!/bin/bash", f"#SBATCH --job-name={spec.run_id}"]
+    if _SAFE.match(str(run_dir)):  # else `submit` passes --output on sbatch's command line
+        lines.append(f"#SBATCH --output={run_dir}/slurm-%j.out")
+    lines += [
         "#SBATCH --nodes=1",
         f"#SBATCH --ntasks={max_ranks(spec)}",
         f"#SBATCH --time={site.walltime}",
@@ -59,7 +60,7 @@ def sbatch_script(spec: WorkflowSpec, spec_copy: Path, site: SiteProfile, runs_d
     if site.overcommit:
         lines.append("#SBATCH --overcommit")
     for line in lines[1:]:
-        if not re.match(r"^#SBATCH --[a-z-]+(=[A-Za-z0-9_.,:=+/@%-]+)?$", line):
+        if not re.match(r"^#SBATCH --[a-z-]+(=[A-Za-z0-9_.,:=+/@%-]+)?$", line):  # belt and braces
             raise WorkflowError(f"unsafe batch directive {line!r}: check the site profile and run dir")
     cmd = [sys.executable, "-m", "workflows.cli", "run", str(spec_copy), "--site", "inline",
            "--runs-dir", str(runs_dir.resolve()), "--db", str(db.resolve()), "--no-progress"]  # fmt: skip
@@ -91,8 +92,9 @@ def _slurm_tool(name: str) -> str:
 
 
 def submit(script: Path) -> str:
-    """``sbatch`` the script; return the job id."""
-    proc = subprocess.run([_slurm_tool("sbatch"), "--parsable", str(script)],
+    """``sbatch`` the script (its log goes next to it); return the job id."""
+    output = f"--output={script.parent}/slurm-%j.out"
+    proc = subprocess.run([_slurm_tool("sbatch"), "--parsable", output, str(script)],
                           capture_output=True, text=True)  # fmt: skip
     if proc.returncode != 0:
         raise WorkflowError(f"sbatch rejected {script}: {proc.stderr.strip() or proc.stdout.strip()}")
