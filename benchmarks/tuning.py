@@ -41,7 +41,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--stencils", nargs="+", default=None,
                    help="stencils (default: the library + fv3core GTScript definitions)")
     p.add_argument("--space", choices=("compact", "full", "tiny"), default="compact",
-                   help="schedule space searched exhaustively (default compact: 55 schedules)")
+                   help="schedule space searched exhaustively (default compact: 61 schedules)")
     p.add_argument("--domain", type=int, nargs=3, default=(96, 96, 48), metavar=("NX", "NY", "NZ"))
     p.add_argument("--k", type=int, default=3, help="neighbours transferred from (default 3)")
     p.add_argument("--db", type=Path, default=None, help="tuning database (default: the user one)")

@@ -61,6 +61,7 @@ class Schedule:
     sdfg: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()  # (kind, params) in order
     threads: int = 0  # OMP_NUM_THREADS; 0 = all cores
     proc_bind: str = ""  # OMP_PROC_BIND ("", "close", "spread")
+    wait_policy: str = ""  # OMP_WAIT_POLICY ("", "active", "passive")
     label: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
@@ -85,7 +86,11 @@ class Schedule:
             raise TuningError(
                 f"SDFG transformations need a dace backend, schedule has {self.backend!r}"
             )
-        if self.backend == "numpy" and (self.opt_flags or self.threads or self.proc_bind):
+        if self.wait_policy not in ("", "active", "passive"):
+            raise TuningError(f"schedule wait_policy {self.wait_policy!r}: use active, passive or ''")
+        if self.backend == "numpy" and (
+            self.opt_flags or self.threads or self.proc_bind or self.wait_policy
+        ):
             raise TuningError("the numpy backend takes no compiler flags or OpenMP settings")
         if self.threads < 0:
             raise TuningError(f"schedule threads must be >= 0, got {self.threads}")
@@ -105,6 +110,8 @@ class Schedule:
     def to_dict(self) -> dict[str, Any]:
         d = self.build_dict()
         d.update(threads=self.threads, proc_bind=self.proc_bind)
+        if self.wait_policy:
+            d["wait_policy"] = self.wait_policy
         if self.label:
             d["label"] = self.label
         return d
@@ -129,7 +136,9 @@ class Schedule:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Schedule:
-        known = {"backend", "opt_flags", "oir_skip", "sdfg", "threads", "proc_bind", "label"}
+        known = {
+            "backend", "opt_flags", "oir_skip", "sdfg", "threads", "proc_bind", "wait_policy", "label",
+        }
         extra = set(data) - known
         if extra:
             raise TuningError(f"schedule has unknown keys {sorted(extra)}; allowed: {sorted(known)}")
@@ -149,6 +158,7 @@ class Schedule:
             sdfg=sdfg,
             threads=int(data.get("threads", 0)),
             proc_bind=str(data.get("proc_bind", "")),
+            wait_policy=str(data.get("wait_policy", "")),
             label=str(data.get("label", "")),
         )
 
@@ -188,6 +198,8 @@ class Schedule:
         env = {"OMP_NUM_THREADS": str(self.threads or cores)}
         if self.proc_bind:
             env["OMP_PROC_BIND"] = self.proc_bind
+        if self.wait_policy:
+            env["OMP_WAIT_POLICY"] = self.wait_policy
         return env
 
     def describe(self) -> str:
@@ -202,6 +214,8 @@ class Schedule:
             parts.append(f"threads={self.threads or 'all'}")
             if self.proc_bind:
                 parts.append(f"bind={self.proc_bind}")
+            if self.wait_policy:
+                parts.append(f"wait={self.wait_policy}")
         return " ".join(parts)
 
 

@@ -63,7 +63,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("stencil", help="library name (e.g. hdiff) or module:function of a GTScript definition")
     p.add_argument("--space", choices=("compact", "full", "tiny"), default="compact",
-                   help="schedule space (compact: 55 schedules, full: ~7900, tiny: 3)")
+                   help="schedule space (compact: 61 schedules, full: ~15800, tiny: 3)")
     p.add_argument("--strategy", choices=("exhaustive", "random", "optuna"), default=None,
                    help="exhaustive (default without --budget), random, or optuna (default with --budget)")
     p.add_argument("--budget", type=int, default=None, help="at most N schedules evaluated")
