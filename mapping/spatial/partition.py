@@ -97,6 +97,9 @@ class Partitioner:
                 f"bandwidth than {self.network.link_gbs} GB/s; add devices or relax the capacities"
             )
         _, placement = best
+        if len(set(self.devices)) == 1:  # identical devices: use the first ones of the chain
+            low = min(placement.values(), default=0)
+            placement = {s: d - low for s, d in placement.items()}
         return self._report(prog, placement, stream_bytes)
 
     # ------------------------------------------------------------------

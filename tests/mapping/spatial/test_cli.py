@@ -1,0 +1,35 @@
+"""``stratoflow map``: summary on stdout, JSON report, DOT/PNG, errors without traceback."""
+
+from __future__ import annotations
+
+import json
+
+from workflows.cli import main
+
+
+def test_map_simulate_report_and_dot(examples, tmp_path, capsys):
+    report, dot = tmp_path / "r.json", tmp_path / "g.dot"
+    rc = main(["map", str(examples / "hdiff.json"), "--devices", "2", "--device-memory", "40000",
+               "--simulate", "--report", str(report), "--dot", str(dot)])
+    assert rc == 0
+    out = capsys.readouterr().out
+    assert "delay buffers" in out and "simulated:" in out and "cut " in out
+    data = json.loads(report.read_text())
+    assert data["simulation"]["cycles"] == data["model"]["cycles"]
+    assert data["simulation"]["max_abs_error_vs_reference"] == 0.0
+    assert len(data["partition"]["devices"]) == 2 and data["partition"]["cut_channels"]
+    assert data["halos"]["out_field"]["width"] == [2, 2, 0]
+    assert dot.read_text().startswith('digraph "cosmo_hdiff"')
+
+
+def test_map_png_and_synthetic(tmp_path):
+    png = tmp_path / "g.png"
+    assert main(["map", "synthetic:diamond:7:8", "--vector-width", "2", "--dot", str(png)]) == 0
+    assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_map_user_error_is_one_line(tmp_path, caplog):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"inputs": {}, "outputs": ["x"], "dimensions": [4], "program": {"x": {"computation_string": "res = y[k]"}}}')
+    assert main(["map", str(bad)]) == 1
+    assert "StencilFlowError" in caplog.text and "undefined field 'y'" in caplog.text
