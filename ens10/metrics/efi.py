@@ -31,8 +31,14 @@ class ExtremeForecastIndex:
         self._w1 = np.diff(asin - np.sqrt(edges * (1.0 - edges)))
 
     def climate_quantiles(self, climate: np.ndarray, axis: int = 0) -> np.ndarray:
-        """Quantiles (n_bins, ...) of model-climate samples along ``axis``."""
-        return np.quantile(np.asarray(climate, dtype=np.float64), self.probabilities, axis=axis)
+        """Quantiles (n_bins, ...) of model-climate samples along ``axis`` (linear interpolation
+        between order statistics, numpy's default 'linear' method)."""
+        xs = np.sort(np.moveaxis(np.asarray(climate, dtype=np.float64), axis, 0), axis=0)
+        pos = self.probabilities * (xs.shape[0] - 1)
+        lo = np.floor(pos).astype(int)
+        hi = np.minimum(lo + 1, xs.shape[0] - 1)
+        frac = (pos - lo).reshape((-1,) + (1,) * (xs.ndim - 1))
+        return xs[lo] * (1.0 - frac) + xs[hi] * frac
 
     def __call__(self, members: np.ndarray, quantiles: np.ndarray) -> np.ndarray:
         """EFI of ``members`` (M, ...) against climate ``quantiles`` (n_bins, ...)."""
