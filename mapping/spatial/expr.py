@@ -489,3 +489,37 @@ def to_cpp(node: Expr, access_name: Callable[[Access], str], ctype: str) -> str:
         raise StencilFlowError(f"internal: unknown expression node {n!r}")
 
     return c(node)
+
+
+# ----------------------------------------------------------------------------- Python source
+
+
+def to_source(node: Expr, iterators: Sequence[str], field_dims: Mapping[str, Sequence[str]] | None = None) -> str:
+    """Python-syntax source of an expression (the inverse of the parser), e.g. ``a[i, j+1, k]``."""
+
+    def idx(acc: Access) -> str:
+        dims = (field_dims or {}).get(acc.field, iterators)
+        parts = []
+        for it, d in zip(iterators, acc.offset):
+            if it in dims:
+                parts.append(it if d == 0 else f"{it}{d:+d}")
+        return f"{acc.field}[{', '.join(parts)}]"
+
+    def s(n: Expr) -> str:
+        if isinstance(n, Const):
+            return repr(n.value)
+        if isinstance(n, Access):
+            return idx(n)
+        if isinstance(n, Local):
+            return n.name
+        if isinstance(n, Unary):
+            return f"(not {s(n.operand)})" if n.op == "not" else f"({n.op}{s(n.operand)})"
+        if isinstance(n, (Binary, Compare, Logical)):
+            return f"({s(n.left)} {n.op} {s(n.right)})"
+        if isinstance(n, Ternary):
+            return f"({s(n.then)} if {s(n.cond)} else {s(n.other)})"
+        if isinstance(n, Call):
+            return f"{n.func}({', '.join(s(a) for a in n.args)})"
+        raise StencilFlowError(f"internal: unknown expression node {n!r}")
+
+    return s(node)
