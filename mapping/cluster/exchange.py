@@ -110,6 +110,11 @@ class HaloExchange:
                         f"field {fi}: ScalarHalo location {spec.location!r} is not supported; "
                         f"use 'center' or 'corner', or a VectorHalo for staggered (u, v) pairs"
                     )
+                if spec.corner_fill not in (False, True, "x", "y"):
+                    raise HaloError(
+                        f"field {fi}: corner_fill must be False, True, 'x' or 'y', got "
+                        f"{spec.corner_fill!r}"
+                    )
                 if spec.corner_fill:
                     fills.append((len(arrays), "x" if spec.corner_fill is True else spec.corner_fill))
                 arrays.append(as_3d(spec.data))
@@ -213,7 +218,11 @@ class HaloExchange:
         }
 
     def start(self) -> None:
-        """Post receives, pack, post sends. Call :meth:`wait` before the next start."""
+        """Pack, post receives and sends. Call :meth:`wait` before the next start.
+
+        Packing comes first: with datatypes, snapshots of points that are also received must be
+        taken before any receive can land.
+        """
         if self._started:
             raise HaloError(
                 f"rank {self.rank}: start() called twice without wait(); every start() needs "
@@ -222,14 +231,13 @@ class HaloExchange:
         self._started = True
         p, comm, timers = self._packer, self.comm, self.timers
         t0 = time.perf_counter()
-        comm.startall(p.recv_requests)
-        t1 = time.perf_counter()
         p.pack()
-        t2 = time.perf_counter()
+        t1 = time.perf_counter()
+        comm.startall(p.recv_requests)
         comm.startall(p.send_requests)
-        t3 = time.perf_counter()
-        timers["post"] += (t1 - t0) + (t3 - t2)
-        timers["pack"] += t2 - t1
+        t2 = time.perf_counter()
+        timers["pack"] += t1 - t0
+        timers["post"] += t2 - t1
 
     def wait(self) -> None:
         """Complete the exchange started by :meth:`start`: receive, unpack, corner fill."""

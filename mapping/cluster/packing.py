@@ -100,26 +100,46 @@ class SlicePacker:
                 negative(buf, out=dst)
 
 
+def _overlaps(a: tuple[slice, slice], b: tuple[slice, slice]) -> bool:
+    return all(x.start < y.stop and y.start < x.stop for x, y in zip(a, b))
+
+
 class DatatypePacker:
-    """MPI derived datatypes describe the halo views; MPI packs. Needs ``comm.supports_datatypes``."""
+    """MPI derived datatypes describe the halo views; MPI packs. Needs ``comm.supports_datatypes``.
+
+    MPI must not read a send region while a receive writes it. The only points both sent and
+    received are boundary points on tile-edge lines through cube corners (``sync_edges``); those
+    few send rectangles are snapshotted into private arrays at ``pack()`` and sent from there.
+    """
 
     name = "datatypes"
 
     def __init__(self, comm: Comm, arrays: list[Any], msgs: Messages, tag: int, xp: Any) -> None:
-        self.send_requests = [
-            comm.send_init_views([send_view(arrays, t) for t in ts], dest, tag)  # type: ignore[attr-defined]
-            for dest, ts in msgs.sends.items()
-        ]
+        received = [t for ts in msgs.recvs.values() for t in ts]
+        self._snapshots: list[tuple[Any, Any]] = []
+        self.send_requests = []
+        for dest, ts in msgs.sends.items():
+            views = []
+            for t in ts:
+                view = send_view(arrays, t)
+                if any(
+                    u.component == t.source_component and _overlaps(u.recv, t.send)
+                    for u in received
+                ):
+                    snap = np.empty(view.shape, dtype=view.dtype)
+                    self._snapshots.append((view, snap))
+                    view = snap
+                views.append(view)
+            self.send_requests.append(comm.send_init_views(views, dest, tag))  # type: ignore[attr-defined]
         self.recv_requests = [
             comm.recv_init_views([recv_view(np, arrays, t) for t in ts], src, tag)  # type: ignore[attr-defined]
             for src, ts in msgs.recvs.items()
         ]
-        self._negate = [
-            recv_view(np, arrays, t) for ts in msgs.recvs.values() for t in ts if t.sign < 0
-        ]
+        self._negate = [recv_view(np, arrays, t) for t in received if t.sign < 0]
 
     def pack(self) -> None:
-        return None
+        for live, snap in self._snapshots:
+            np.copyto(snap, live)
 
     def unpack(self) -> None:
         for view in self._negate:

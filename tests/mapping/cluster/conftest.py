@@ -49,3 +49,12 @@ def assert_bitwise(actual: list[list[np.ndarray]], expected: list[list[np.ndarra
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(20261130)
+
+
+@pytest.fixture(autouse=True)
+def _lean_mpi_children(request, monkeypatch) -> None:
+    """mpi-pytest starts one pytest per rank; skip auto-loading unrelated plugins (hypothesis,
+    faker: ~3 s of CPU per rank) in those children, loading only mpi-pytest itself."""
+    if request.node.get_closest_marker("parallel") is not None:
+        monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+        monkeypatch.setenv("PYTEST_ADDOPTS", "-p pytest_mpi.plugin")

@@ -121,30 +121,28 @@ def source(tile: int, comp: int, X: int, Y: int, N: int, staggers, use_owner=Fal
 
 
 @cache
-def _gather(layout, N: int, h: int, depth: int, staggers) -> list:
-    """Per rank and component: (target i, target j, source tile, source comp, si, sj, sign)."""
+def _gather(layout, N: int, h: int, depth: int, staggers, rank: int) -> list:
+    """Per component of ``rank``: rows (target i, target j, source tile, source comp, si, sj,
+    sign)."""
     from mapping.cluster import CubedSpherePartitioner  # rank numbering only
 
     part = CubedSpherePartitioner(layout)
     n = N // layout[0]
-    out = []
-    for rank in range(part.total_ranks):
-        t = part.tile_index(rank)
-        i0, _, j0, _ = part.subdomain_extent(rank, N, N)
-        per_comp = []
-        for c, (sx, sy) in enumerate(staggers):
-            rows = []
-            for i in range(h - depth, h + n + sx + depth):
-                for j in range(h - depth, h + n + sy + depth):
-                    X = 2 * (i0 + i - h) + 1 - sx
-                    Y = 2 * (j0 + j - h) + 1 - sy
-                    halo = not (h <= i < h + n + sx and h <= j < h + n + sy)
-                    src = source(t, c, X, Y, N, staggers, halo=halo)
-                    if src is not None:
-                        rows.append((i, j, *src))
-            per_comp.append(np.array(rows, dtype=np.int64).reshape(-1, 7))
-        out.append(per_comp)
-    return out
+    t = part.tile_index(rank)
+    i0, _, j0, _ = part.subdomain_extent(rank, N, N)
+    per_comp = []
+    for c, (sx, sy) in enumerate(staggers):
+        rows = []
+        for i in range(h - depth, h + n + sx + depth):
+            for j in range(h - depth, h + n + sy + depth):
+                X = 2 * (i0 + i - h) + 1 - sx
+                Y = 2 * (j0 + j - h) + 1 - sy
+                halo = not (h <= i < h + n + sx and h <= j < h + n + sy)
+                src = source(t, c, X, Y, N, staggers, halo=halo)
+                if src is not None:
+                    rows.append((i, j, *src))
+        per_comp.append(np.array(rows, dtype=np.int64).reshape(-1, 7))
+    return per_comp
 
 
 def make_global(N: int, nz: int, staggers, rng: np.random.Generator) -> list:
@@ -190,20 +188,25 @@ def scatter(G, part, N: int, h: int, staggers, rng) -> list[list[np.ndarray]]:
     return out
 
 
-def expected(locals_, G, part, N: int, h: int, depth: int, staggers) -> list[list[np.ndarray]]:
-    """What every rank's arrays hold after an exact exchange of halo ``depth``: interior and halo
-    within ``depth`` from the reference; everything else (deeper halo, halo corners past a cube
-    corner, cube-corner points) unchanged."""
+def expected(
+    locals_, G, part, N: int, h: int, depth: int, staggers, ranks=None
+) -> list[list[np.ndarray]]:
+    """What the arrays of ``ranks`` (default all; ``locals_`` holds exactly those) hold after an
+    exact exchange of halo ``depth``: interior and halo within ``depth`` from the reference;
+    everything else (deeper halo, halo corners past a cube corner, cube-corner points)
+    unchanged."""
     staggers = tuple(tuple(s) for s in staggers)
-    plan = _gather(tuple(part.layout), N, h, depth, staggers)
+    ranks = range(part.total_ranks) if ranks is None else ranks
+    stacked = [np.stack([G[t][cb] for t in range(6)]) for cb in range(len(staggers))]
     out = []
-    for arrays, per_comp in zip(locals_, plan):
+    for arrays, rank in zip(locals_, ranks):
+        per_comp = _gather(tuple(part.layout), N, h, depth, staggers, rank)
         res = []
         for a, rows in zip(arrays, per_comp):
             e = a.copy()
             for cb in range(len(staggers)):
                 sel = rows[rows[:, 3] == cb]
-                src = np.stack([G[t][cb] for t in range(6)])[sel[:, 2], sel[:, 4], sel[:, 5]]
+                src = stacked[cb][sel[:, 2], sel[:, 4], sel[:, 5]]
                 e[sel[:, 0], sel[:, 1]] = sel[:, 6, None].astype(a.dtype) * src
             res.append(e)
         out.append(res)
