@@ -48,6 +48,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cache-dir", type=Path, default=None, help="build cache directory")
     p.add_argument("--jobs", type=int, default=2, help="parallel compilations")
     p.add_argument("--repeats", type=int, default=7, help="timed runs per schedule (median)")
+    p.add_argument("--build-timeout", type=float, default=3600.0, help="seconds per compilation")
     p.add_argument("--max-minutes", type=float, default=None,
                    help="stop starting new exhaustive searches after this long (resume later)")
     p.add_argument("--no-search", action="store_true",
@@ -66,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from mapping.tuning.db import TuningDB
-    from mapping.tuning.measure import Evaluator, MeasureConfig, default_cache_dir
+    from mapping.tuning.measure import TIMEOUT, Evaluator, MeasureConfig, default_cache_dir
     from mapping.tuning.schedule import Schedule
     from mapping.tuning.search import Tuner
     from mapping.tuning.space import get_space
@@ -81,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     db = TuningDB(args.db)
     stream = stream_triad()
     cfg = MeasureConfig(
-        domain=domain, repeats=args.repeats, jobs=args.jobs,
+        domain=domain, repeats=args.repeats, jobs=args.jobs, build_timeout_s=args.build_timeout,
         cache_dir=args.cache_dir or default_cache_dir(),
     )
     t_start = time.monotonic()
@@ -104,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
     build_keys = {s.build_key for s in space if s.compiled}
     complete: dict[str, dict[str, Any]] = {}
     for name in names:
-        evs = db.evaluations(name, domain)
+        evs = {k: e for k, e in db.evaluations(name, domain).items() if e.status != TIMEOUT}
         emb = db.embedding(name, domain)
         if emb is not None and keys <= set(evs):
             complete[name] = {"evs": evs, "emb": emb}

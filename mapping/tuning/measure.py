@@ -43,7 +43,7 @@ class MeasureConfig:
     warmup: int = 2
     seed: int = 0
     jobs: int = 2  # parallel build processes
-    build_timeout_s: float = 600.0
+    build_timeout_s: float = 3600.0  # per compilation (two shared cores can be very slow)
     run_timeout_s: float = 120.0  # per schedule
     cache_dir: Path = field(default_factory=default_cache_dir)
     cores: int = field(default_factory=lambda: os.cpu_count() or 1)
@@ -62,7 +62,7 @@ class Evaluation:
     """The outcome of one schedule on one stencil."""
 
     schedule: Schedule
-    status: str  # "ok" or "invalid"
+    status: str  # "ok", "invalid" (failed validation/build) or "timeout" (retried next time)
     median_s: float | None = None
     min_s: float | None = None
     max_s: float | None = None
@@ -104,8 +104,8 @@ class Evaluation:
         )
 
 
-#: Compilation takes longer than this only if it really compiled (a cache hit loads in ~0.1 s).
-_COMPILED_THRESHOLD_S = 2.0
+#: Status of an evaluation that crashed or ran out of time: stored, but retried by the next search.
+TIMEOUT = "timeout"
 
 
 class Evaluator:
@@ -166,13 +166,13 @@ class Evaluator:
             recs = self._child("build", [s], env, self.config.build_timeout_s)
             if recs:
                 return recs[0]
-            return {"build_key": s.build_key, "status": "invalid", "error": "build crashed or timed out"}
+            return {"build_key": s.build_key, "status": TIMEOUT, "error": "build crashed or timed out"}
 
         out: dict[str, dict[str, Any]] = {}
         with ThreadPoolExecutor(max_workers=self.config.jobs) as pool:
             for rec in pool.map(one, unique.values()):
                 out[rec["build_key"]] = rec
-                if rec.get("status") == "ok" and rec.get("build_seconds", 0.0) > _COMPILED_THRESHOLD_S:
+                if rec.get("status") == "ok" and rec.get("compiled"):
                     self.builds += 1
         return out
 
@@ -187,7 +187,7 @@ class Evaluator:
         for s in schedules:
             b = builds.get(s.build_key)
             if b is not None and b.get("status") != "ok":
-                ev = Evaluation(s, "invalid", error=b.get("error", "build failed"), built=False)
+                ev = Evaluation(s, b["status"], error=b.get("error", "build failed"), built=False)
                 results[s.key] = ev
                 if progress:
                     progress(ev)
@@ -216,7 +216,7 @@ class Evaluator:
                             max_s=rec.get("max_s"),
                             noise=rec.get("noise"),
                             build_seconds=b.get("build_seconds", rec.get("load_seconds")),
-                            built=b.get("build_seconds", 0.0) > _COMPILED_THRESHOLD_S,
+                            built=bool(b.get("compiled")),
                             error=rec.get("error", ""),
                         )
                         results[s.key] = ev
@@ -225,7 +225,7 @@ class Evaluator:
                             progress(ev)
                 pending = [s for s in pending if s.key not in results]
             for s in pending:
-                ev = Evaluation(s, "invalid", error="measurement crashed or timed out (twice)")
+                ev = Evaluation(s, TIMEOUT, error="measurement crashed or timed out (twice)")
                 results[s.key] = ev
                 if progress:
                     progress(ev)

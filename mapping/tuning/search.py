@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from mapping.tuning.db import TuningDB
 from mapping.tuning.errors import TuningError
 from mapping.tuning.features import Embedding, dynamic_features, static_features
-from mapping.tuning.measure import Evaluation, Evaluator
+from mapping.tuning.measure import TIMEOUT, Evaluation, Evaluator
 from mapping.tuning.schedule import Schedule
 from mapping.tuning.targets import resolve
 
@@ -86,7 +86,9 @@ class Tuner:
 
     # -- evaluation with the database as cache ------------------------------------------
     def evaluate(self, schedules: Sequence[Schedule], result: SearchResult | None = None) -> list[Evaluation]:
-        known = self.db.evaluations(self.stencil, self.domain)
+        known = {
+            k: e for k, e in self.db.evaluations(self.stencil, self.domain).items() if e.status != TIMEOUT
+        }
         todo = [s for s in schedules if s.key not in known]
         if result is not None:
             result.reused += len(schedules) - len(todo)

@@ -40,6 +40,7 @@ def _common(p: argparse.ArgumentParser, measuring: bool = True) -> None:
         p.add_argument("--jobs", type=int, default=2, help="parallel compilations (default 2)")
         p.add_argument("--repeats", type=int, default=7, help="timed runs per schedule; the median counts")
         p.add_argument("--timeout", type=float, default=120.0, help="seconds per timed schedule")
+        p.add_argument("--build-timeout", type=float, default=3600.0, help="seconds per compilation")
         p.add_argument("--report", type=Path, default=None, help="write a Markdown report here")
 
 
@@ -108,7 +109,7 @@ def _evaluator(args: argparse.Namespace, stencil: str):  # noqa: ANN202
 
     cfg = MeasureConfig(
         domain=args.domain, repeats=args.repeats, jobs=args.jobs,
-        run_timeout_s=args.timeout, cache_dir=args.cache_dir or default_cache_dir(),
+        run_timeout_s=args.timeout, build_timeout_s=args.build_timeout, cache_dir=args.cache_dir or default_cache_dir(),
     )
     return Evaluator(stencil, cfg)
 
