@@ -1,0 +1,125 @@
+"""Run configuration of the FV3 core: a frozen dataclass, loaded from YAML or CLI arguments."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from fv3core.errors import FV3ConfigError
+from fv3core.stencils.ppm import SUPPORTED_HORD
+
+#: cases this build can run, and the ones the issue names that are not implemented yet
+CASES = ("williamson1",)
+PLANNED_CASES = ("williamson2", "williamson5", "williamson6")
+#: the highest Courant number accepted by the CFL estimate
+MAX_COURANT = 1.0
+
+
+@dataclass(frozen=True)
+class FV3Config:
+    """One FV3 run.  ``dt`` 0 picks the largest step with Courant number <= ``courant``."""
+
+    case: str = "williamson1"
+    resolution: int = 48
+    layout: int = 1
+    days: float = 12.0
+    dt: float = 0.0
+    courant: float = 0.5
+    n_split: int = 1
+    hord: int = 8
+    alpha: float = 0.0
+    backend: str = "numpy"
+    nz: int = 1
+    output_every_hours: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.case not in CASES:
+            hint = (
+                f" ({self.case} is part of the shallow-water dynamics, not implemented yet)"
+                if self.case in PLANNED_CASES
+                else ""
+            )
+            raise FV3ConfigError(f"case={self.case!r} is unknown{hint}: use one of {CASES}")
+        if self.resolution < 4:
+            raise FV3ConfigError(f"resolution={self.resolution}: use at least C4")
+        if self.layout < 1:
+            raise FV3ConfigError(f"layout={self.layout}: use a positive integer")
+        if self.resolution % self.layout:
+            raise FV3ConfigError(
+                f"resolution C{self.resolution} is not divisible by layout {self.layout}: "
+                f"each rank needs an equal square of the tile"
+            )
+        if self.resolution // self.layout < 3:
+            raise FV3ConfigError(
+                f"resolution C{self.resolution} with layout {self.layout} leaves "
+                f"{self.resolution // self.layout} cells per rank: FV3 needs at least 3 (the halo)"
+            )
+        if self.hord not in SUPPORTED_HORD:
+            raise FV3ConfigError(f"hord={self.hord}: use one of {SUPPORTED_HORD}")
+        if not self.days > 0:
+            raise FV3ConfigError(f"days={self.days}: must be positive")
+        if self.dt < 0 or not 0 < self.courant <= MAX_COURANT:
+            raise FV3ConfigError(
+                f"dt={self.dt}, courant={self.courant}: dt must be >= 0 (0 = automatic) and "
+                f"0 < courant <= {MAX_COURANT}"
+            )
+        if self.nz != 1:
+            raise FV3ConfigError(f"nz={self.nz}: the shallow-water configuration has nz = 1")
+
+    @property
+    def ranks(self) -> int:
+        return 6 * self.layout**2
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], source: str = "config") -> FV3Config:
+        known = {f.name: f for f in fields(cls)}
+        unknown = sorted(set(data) - set(known))
+        if unknown:
+            raise FV3ConfigError(
+                f"{source}: unknown key(s) {unknown}; allowed keys are {sorted(known)}"
+            )
+        clean: dict[str, Any] = {}
+        for key, value in data.items():
+            typ = type(getattr(cls(), key))
+            try:
+                clean[key] = typ(value)
+            except (TypeError, ValueError) as exc:
+                raise FV3ConfigError(
+                    f"{source}: key {key!r} must be {typ.__name__}, got {value!r}"
+                ) from exc
+        return cls(**clean)
+
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> FV3Config:
+        import yaml
+
+        path = Path(path)
+        try:
+            data = yaml.safe_load(path.read_text())
+        except (OSError, yaml.YAMLError) as exc:
+            raise FV3ConfigError(f"cannot read config file {path}: {exc}") from exc
+        if not isinstance(data, dict):
+            raise FV3ConfigError(f"{path}: expected a mapping of keys to values")
+        return cls.from_dict(data, source=str(path))
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def steps_for(self, max_speed_over_dx: float) -> tuple[int, float]:
+        """Number of steps and dt for ``days``; checks the CFL estimate.
+
+        ``max_speed_over_dx``: max |u| / dx over the grid (1/s)."""
+        total = self.days * 86400.0
+        if self.dt > 0:
+            dt = self.dt
+            courant = dt * max_speed_over_dx
+            if courant > MAX_COURANT:
+                raise FV3ConfigError(
+                    f"dt={dt} s is unstable at C{self.resolution}: CFL estimate {courant:.2f} > "
+                    f"{MAX_COURANT}; use dt <= {MAX_COURANT / max_speed_over_dx:.0f} s or dt: 0"
+                )
+            return max(1, round(total / dt)), dt
+        steps = max(1, math.ceil(total * max_speed_over_dx / self.courant))
+        return steps, total / steps
