@@ -39,3 +39,16 @@ def write_netcdf(ds: xr.Dataset, path: Path | str, encoding: dict | None = None)
 def replace_from(tmp: Path, path: Path) -> Path:
     os.replace(tmp, path)
     return path
+
+
+def write_text(path: Path | str, text: str) -> Path:
+    """Write ``text`` to ``path`` atomically."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = temp_path(path)
+    try:
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path

@@ -1,0 +1,227 @@
+"""Scoring of trained baselines on the test years: a scores table (Markdown + CSV), PNG maps of
+the CRPS improvement over the raw ensemble per grid point, and reliability figures (rank histogram
+of the raw members, PIT histograms of the Gaussian forecasts).
+
+Rows per target: the raw ensemble (Gaussian N(mean, std) from the preprocessed files, plus the
+member CRPS when the members file exists), every checkpoint, and the generator's oracle when the
+data is a sample (``SAMPLE_{target}_oracle.nc``). Scores are area-weighted (cos latitude, mean 1)
+means over grid points and test initialisations; EECRPS weights each CRPS by |EFI|.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import xarray as xr  # noqa: E402
+
+from ens10 import schema  # noqa: E402
+from ens10.baselines.data import FieldTensors, load_split  # noqa: E402
+from ens10.errors import ENS10DataError  # noqa: E402
+from ens10.io.atomic import temp_path, write_text  # noqa: E402
+from ens10.io.preprocessed import open_efi  # noqa: E402
+from ens10.metrics.crps import crps_ensemble, crps_gaussian  # noqa: E402
+from ens10.metrics.diagnostics import (  # noqa: E402
+    latitude_weights,
+    pit_gaussian,
+    rank_histogram,
+    spread_skill_ratio,
+)
+from ens10.train import load_checkpoint, model_from_checkpoint, predict  # noqa: E402
+
+log = logging.getLogger(__name__)
+
+COLUMNS = ["target", "model", "crps", "crpss_vs_raw", "eecrps", "rmse", "spread_skill",
+           "crps_members_fair", "n_init"]
+
+
+@dataclass
+class Forecast:
+    name: str
+    mu: np.ndarray  # (T, H, W)
+    sigma: np.ndarray
+
+
+def _wmean(field: np.ndarray, w: np.ndarray) -> float:
+    """Area-weighted mean over (..., H, W) with latitude weights w (H,), NaN skipped."""
+    full = np.broadcast_to(w[:, None], field.shape[-2:])
+    full = np.broadcast_to(full, field.shape)
+    ok = np.isfinite(field)
+    return float((np.where(ok, field, 0.0) * full).sum() / (full * ok).sum())
+
+
+def _oracle(data_dir: Path, target: str, times: np.ndarray) -> Forecast | None:
+    path = data_dir / schema.oracle_file_name(target)
+    if not path.is_file():
+        return None
+    with xr.open_dataset(path) as ds:
+        ds = ds.sel(time=times)
+        if ds["lat"].values[0] > ds["lat"].values[-1]:
+            ds = ds.isel(lat=slice(None, None, -1))
+        return Forecast("oracle (generator truth)", ds["mu"].values, ds["sigma"].values)
+
+
+def _efi(data_dir: Path, target: str, split: str, times: np.ndarray) -> np.ndarray | None:
+    if not (data_dir / schema.efi_file_name(target)).is_file():
+        return None
+    efi = open_efi(data_dir, target, years=schema.SPLITS[split]).sel(time=times)
+    return efi.values
+
+
+def score_target(data_dir: Path, target: str, ckpts: Sequence[dict], split: str, out_dir: Path) -> list[dict]:
+    members_ok = (data_dir / schema.members_file_name(target)).is_file()
+    arrays = load_split(data_dir, target, split, members=members_ok)
+    w = latitude_weights(arrays.lat)
+    obs = arrays.obs
+    efi = _efi(data_dir, target, split, arrays.times)
+    forecasts = [Forecast("raw ensemble", arrays.mean, arrays.std)]
+    for ck in ckpts:
+        if ck["model"] == "transformer" and not members_ok:
+            raise ENS10DataError(f"the transformer needs {schema.members_file_name(target)} in {data_dir}")
+        data = FieldTensors(arrays, ck["normalisation"])
+        mu, sigma = predict(model_from_checkpoint(ck), data)
+        forecasts.append(Forecast(ck["model"], mu, sigma))
+    oracle = _oracle(data_dir, target, arrays.times)
+    if oracle is not None:
+        forecasts.append(oracle)
+    rows, maps = [], {}
+    raw_crps = None
+    for fc in forecasts:
+        crps = crps_gaussian(fc.mu, fc.sigma, obs)
+        mean_crps = _wmean(crps, w)
+        if raw_crps is None:
+            raw_crps = mean_crps
+            raw_map = np.nanmean(crps, axis=0)
+        else:
+            maps[fc.name] = raw_map - np.nanmean(crps, axis=0)
+        row = {
+            "target": target, "model": fc.name, "crps": mean_crps,
+            "crpss_vs_raw": 1.0 - mean_crps / raw_crps,
+            "eecrps": _wmean(np.abs(efi) * crps, w) if efi is not None else float("nan"),
+            "rmse": float(np.sqrt(_wmean((fc.mu - obs) ** 2, w))),
+            "spread_skill": spread_skill_ratio(fc.sigma**2, (fc.mu - obs) ** 2),
+            "crps_members_fair": float("nan"),
+            "n_init": int(obs.shape[0]),
+        }
+        if fc.name == "raw ensemble" and arrays.members is not None:
+            row["crps_members_fair"] = _wmean(crps_ensemble(arrays.members, obs, axis=1, fair=True), w)
+        rows.append(row)
+    _plot_maps(maps, arrays.lat, arrays.lon, target, out_dir / f"crps_improvement_{target}.png")
+    _plot_reliability(forecasts, arrays, target, out_dir / f"reliability_{target}.png")
+    return rows
+
+
+def _save_fig(fig, path: Path) -> None:
+    tmp = temp_path(path.with_suffix(".png"))
+    try:
+        fig.savefig(tmp, dpi=110, format="png", bbox_inches="tight")
+        tmp.replace(path)
+    finally:
+        plt.close(fig)
+        tmp.unlink(missing_ok=True)
+
+
+def _plot_maps(maps: dict, lat, lon, target: str, path: Path) -> None:
+    n = max(len(maps), 1)
+    cols = min(n, 3)
+    rows = (n + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(4.6 * cols, 2.6 * rows), squeeze=False)
+    vmax = max((np.nanmax(np.abs(m)) for m in maps.values()), default=1.0)
+    for ax, (name, m) in zip(axes.flat, maps.items()):
+        im = ax.pcolormesh(lon, lat, m, cmap="RdBu", vmin=-vmax, vmax=vmax, shading="nearest")
+        ax.set_title(name, fontsize=9)
+        ax.set_xlabel("longitude")
+        ax.set_ylabel("latitude")
+        fig.colorbar(im, ax=ax, shrink=0.8, label="CRPS(raw) - CRPS(model)")
+    for ax in list(axes.flat)[len(maps):]:
+        ax.set_visible(False)
+    fig.suptitle(f"{target}: CRPS improvement over the raw ensemble (blue = better)", fontsize=10)
+    _save_fig(fig, path)
+
+
+def _plot_reliability(forecasts: Sequence[Forecast], arrays, target: str, path: Path) -> None:
+    panels = len(forecasts) + (1 if arrays.members is not None else 0)
+    cols = min(panels, 4)
+    rows = (panels + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(3.4 * cols, 2.6 * rows), squeeze=False)
+    flat = list(axes.flat)
+    k = 0
+    if arrays.members is not None:
+        hist = rank_histogram(arrays.members, arrays.obs, axis=1)
+        m = arrays.members.shape[1]
+        flat[0].bar(np.arange(m + 1), hist / hist.sum(), color="tab:gray")
+        flat[0].axhline(1.0 / (m + 1), color="k", ls="--", lw=1)
+        flat[0].set_title("raw members: rank histogram", fontsize=9)
+        flat[0].set_xlabel("rank of ERA5 among members")
+        k = 1
+    for fc in forecasts:
+        pit = pit_gaussian(fc.mu, fc.sigma, arrays.obs)
+        pit = pit[np.isfinite(pit)]
+        ax = flat[k]
+        ax.hist(pit, bins=10, range=(0, 1), density=True, color="tab:blue")
+        ax.axhline(1.0, color="k", ls="--", lw=1)
+        ax.set_title(f"{fc.name}: PIT", fontsize=9)
+        ax.set_xlabel("PIT")
+        k += 1
+    for ax in flat[k:]:
+        ax.set_visible(False)
+    fig.suptitle(f"{target}: reliability on the test years (flat = calibrated)", fontsize=10)
+    fig.tight_layout()
+    _save_fig(fig, path)
+
+
+def _markdown(df: pd.DataFrame) -> str:
+    def fmt(v):
+        if isinstance(v, float):
+            return "–" if not np.isfinite(v) else f"{v:.4g}"
+        return str(v)
+
+    lines = ["| " + " | ".join(df.columns) + " |", "|" + "---|" * len(df.columns)]
+    lines += ["| " + " | ".join(fmt(v) for v in row) + " |" for row in df.itertuples(index=False)]
+    return "\n".join(lines) + "\n"
+
+
+def evaluate(
+    data_dir: Path | str,
+    checkpoints: Sequence[Path | str],
+    out_dir: Path | str,
+    split: str = "test",
+) -> Path:
+    """Score ``checkpoints`` on ``split`` of ``data_dir``; writes ``scores.md``, ``scores.csv``,
+    ``crps_improvement_{target}.png`` and ``reliability_{target}.png`` to ``out_dir`` and returns
+    the path of ``scores.md``."""
+    data_dir, out_dir = Path(data_dir), Path(out_dir)
+    if split not in schema.SPLITS:
+        raise ENS10DataError(f"unknown split {split!r}: use {', '.join(schema.SPLITS)}")
+    if not checkpoints:
+        raise ENS10DataError("no checkpoints given: train one with 'stratoflow ens10 train'")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    by_target: dict[str, list[dict]] = {}
+    for path in checkpoints:
+        ck = load_checkpoint(path)
+        by_target.setdefault(ck["target"], []).append(ck)
+    rows = []
+    for target, cks in by_target.items():
+        log.info("scoring %d model(s) for %s on the %s years", len(cks), target, split)
+        rows += score_target(data_dir, target, cks, split, out_dir)
+    df = pd.DataFrame(rows, columns=COLUMNS)
+    csv = df.to_csv(index=False, float_format="%.6g")
+    write_text(out_dir / "scores.csv", csv)
+    y0, y1 = schema.SPLITS[split]
+    md = (
+        f"# ENS-10 scores ({split} years {y0}-{y1})\n\n"
+        f"Data: `{data_dir}`. Area-weighted (cos latitude) means over grid points and "
+        "initialisations; CRPS of the Gaussian forecast in the target's units; crpss_vs_raw = "
+        "1 - CRPS / CRPS(raw ensemble); EECRPS = mean |EFI| x CRPS; spread_skill = "
+        "sqrt(mean sigma^2) / RMSE; crps_members_fair = fair CRPS of the 10 raw members.\n\n"
+        + _markdown(df)
+    )
+    return write_text(out_dir / "scores.md", md)
