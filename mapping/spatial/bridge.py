@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from mapping.spatial.errors import StencilFlowError
@@ -190,7 +191,7 @@ class StencilProgramBridge:
                 "data_type": "float64",
                 "boundary_conditions": {f: dict(bc) for f in fields},
             }
-        return program_from_dict(spec, prog.name, base=__import__("pathlib").Path.cwd())
+        return program_from_dict(spec, prog.name, base=Path.cwd())
 
     def new_node(self, name: str, e: Expr) -> str:
         base, k = name, 1
