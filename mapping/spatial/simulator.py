@@ -179,7 +179,6 @@ class StreamingSimulator:
         for n, st in prog.stencils.items():
             self._values[n] = np.zeros(prog.points, dtype=st.dtype.numpy)
         self._outputs = {o: np.zeros(prog.points, dtype=prog.stencils[o].dtype.numpy) for o in prog.outputs}
-        self._coords: np.ndarray | None = None
 
         nodes, chans = self._build()
         T = self.tokens
@@ -299,12 +298,6 @@ class StreamingSimulator:
         )
 
     # ------------------------------------------------------------------ values
-    def _coords_of(self, p0: int, p1: int) -> np.ndarray:
-        prog = self.analysis.program
-        if self._coords is None:
-            self._coords = np.indices(prog.shape).reshape(len(prog.shape), -1)
-        return self._coords[:, p0:p1]
-
     def _values_for(self, n: _Node, t0: int, t1: int, writes: bool, reads: list[_Chan]) -> None:
         prog = self.analysis.program
         w = prog.vectorization
@@ -320,32 +313,50 @@ class StreamingSimulator:
         st = prog.stencils[n.name]
         info = self.analysis.stencils[n.name]
         p0, p1 = t0 * w, t1 * w
-        coords = self._coords_of(p0, p1)
-        shape = np.asarray(prog.shape).reshape(-1, 1)
-        sd = np.asarray([int(np.prod(prog.shape[c + 1:])) for c in range(len(prog.shape))]).reshape(-1, 1)
-        tok = np.arange(p0, p1) // w
+        npts = prog.points
+        pts = np.arange(p0, p1, dtype=np.int64)
+        sd = [int(np.prod(prog.shape[c + 1:])) for c in range(len(prog.shape))]
+        coords: dict[int, np.ndarray] = {}
+
+        def coord(c: int) -> np.ndarray:
+            if c not in coords:
+                coords[c] = (pts // sd[c]) % prog.shape[c]
+            return coords[c]
+
         valid = np.ones(p1 - p0, dtype=bool)
         in_by_src = {e.info.src: e for e in n.ins}
 
         def read(acc: Access) -> np.ndarray:
             nonlocal valid
-            tc = coords + np.asarray(acc.offset).reshape(-1, 1)
-            inside = np.all((tc >= 0) & (tc < shape), axis=0)
-            idx = (np.clip(tc, 0, shape - 1) * sd).sum(axis=0)
             bc = st.boundary[acc.field]
-            used = np.ones_like(inside) if bc.kind == "copy" else inside
             win = info.windows[acc.field]
-            rel = idx // w - tok
             e = in_by_src[acc.field]
-            if used.any():
-                lo_ok = rel[used].min() >= win.lo // w
-                hi_ok = rel[used].max() <= win.lookahead
-                seen_ok = (idx[used] // w).max() < e.read
-                if not (lo_ok and hi_ok and seen_ok):
-                    raise StencilFlowError(
-                        f"internal: stencil '{n.name}' access {acc.field}{list(acc.offset)} leaves its "
-                        f"shift register (window {win.lo}..{win.hi}) or reads an unread token"
-                    )
+            moved = [(c, d) for c, d in enumerate(acc.offset) if d]
+            if bc.kind == "copy":
+                idx = pts.copy()
+                for c, d in moved:
+                    x = coord(c)
+                    idx += (np.clip(x + d, 0, prog.shape[c] - 1) - x) * sd[c]
+                rel = idx - pts
+                lo, hi, last = int(rel.min()), int(rel.max()), int(idx.max())
+                inside = None
+            else:
+                lin = sum(d * sd[c] for c, d in moved)
+                inside = np.ones(p1 - p0, dtype=bool)
+                for c, d in moved:
+                    x = coord(c) + d
+                    inside &= (x >= 0) & (x < prog.shape[c])
+                idx = np.clip(pts + lin, 0, npts - 1)
+                lo = hi = lin
+                last = min(p1 - 1 + lin, npts - 1)
+            # the access must lie in the shift register and among the tokens already read
+            if (lo // w < win.lo // w or -(-hi // w) > win.lookahead or last // w >= e.read) and (
+                inside is None or inside.any()
+            ):
+                raise StencilFlowError(
+                    f"internal: stencil '{n.name}' access {acc.field}{list(acc.offset)} leaves its "
+                    f"shift register (window {win.lo}..{win.hi}) or reads an unread token"
+                )
             vals = self._values[acc.field][idx]
             if bc.kind == "constant":
                 vals = np.where(inside, vals, np.asarray(bc.value, dtype=vals.dtype))

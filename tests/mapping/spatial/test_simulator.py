@@ -83,7 +83,7 @@ def _shrink_results(an):
                 yield ch.name, None
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     seed=st.integers(0, 10_000),
     n=st.integers(2, 6),
