@@ -17,6 +17,7 @@ channel (latency times hops), which the streaming simulator then executes.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -25,6 +26,8 @@ import numpy as np
 from mapping.spatial.analysis import Analysis, Target, analyse
 from mapping.spatial.errors import StencilFlowError
 from mapping.spatial.model import Program
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -189,5 +192,10 @@ class Partitioner:
             mine = tuple(s for s in prog.stencils if placement[s] == d)
             uses.append(DeviceUse(d, mine, sum(an.stencils[s].onchip_bytes for s in mine),
                                   sum(an.stencils[s].operations * prog.vectorization for s in mine)))
+        for u, dev in zip(uses, self.devices):
+            if u.memory_bytes > dev.memory_bytes:
+                log.warning(
+                    "device %d: the link latency grew the delay buffers to %d bytes, above its %d bytes; "
+                    "lower --link-latency or give the devices more memory", u.device, u.memory_bytes, dev.memory_bytes)
         gbs = tuple(float(b) * self.target.clock_mhz * 1e6 / 1e9 for b in links)
         return Partition(dict(placement), tuple(uses), tuple(cuts), tuple(int(b) for b in links), gbs, an)
