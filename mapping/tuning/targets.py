@@ -44,6 +44,8 @@ class TuningTarget:
 
         return Domain(nx, ny, nz, self.halo)
 
+    field_axes: Mapping[str, str] = field(default_factory=dict)  # e.g. {"rarea": "IJ"}; default IJK
+
     def allocate(self, domain: Any, seed: int = 0) -> dict[str, np.ndarray]:
         """Numpy arrays (with halo) for every field: generated inputs, zeroed outputs."""
         rng = np.random.default_rng(seed)
@@ -55,6 +57,10 @@ class TuningTarget:
             arrays = {name: smooth_field(domain, rng) + 2.0 for name in self.inputs}
         for name in self.outputs:
             arrays.setdefault(name, np.zeros(domain.shape, dtype=np.float64))
+        for name, axes in self.field_axes.items():
+            if axes != "IJK" and name in arrays:
+                index = tuple(slice(None) if a in axes else 0 for a in "IJK")
+                arrays[name] = np.ascontiguousarray(arrays[name][index])
         return arrays
 
 
@@ -86,6 +92,13 @@ def _definition_target(name: str, definition: Callable[..., None]) -> TuningTarg
     outputs = tuple(f for f in access.fields if f in access.writes)
     inputs = tuple(f for f in access.fields if f not in access.writes)
     inout = [f for f in outputs if f in access.reads]
+    from gt4py.cartesian.gtc import gtir
+
+    axes = {
+        str(p.name): "".join(str(d) for d in ("I", "J", "K") if p.dimensions[("I", "J", "K").index(d)])
+        for p in access.gtir.params
+        if isinstance(p, gtir.FieldDecl)
+    }
     return TuningTarget(
         name=name,
         definition=definition,
@@ -93,6 +106,7 @@ def _definition_target(name: str, definition: Callable[..., None]) -> TuningTarg
         inputs=inputs + tuple(inout),
         outputs=outputs,
         params={s: 0.5 for s in access.scalars},
+        field_axes=axes,
     )
 
 
@@ -110,7 +124,26 @@ def is_gtscript_definition(obj: Any) -> bool:
 
 
 def discover(packages: tuple[str, ...] = DISCOVER_PACKAGES) -> list[str]:
-    """``module:function`` names of module-level GTScript definitions in ``packages``."""
+    """``module:function`` names of the GTScript definitions in ``packages`` that can be tuned
+    on their own (see :func:`discover_all` for those that cannot, and why)."""
+    return discover_all(packages)[0]
+
+
+def discover_all(packages: tuple[str, ...] = DISCOVER_PACKAGES) -> tuple[list[str], dict[str, str]]:
+    """(tunable names, {name: why not} for definitions that need externals or do not parse)."""
+    tunable: list[str] = []
+    skipped: dict[str, str] = {}
+    for name in _discover_names(packages):
+        try:
+            resolve(name)
+            tunable.append(name)
+        except TuningError as exc:
+            skipped[name] = str(exc)
+            log.info("not tunable on its own: %s", exc)
+    return tunable, skipped
+
+
+def _discover_names(packages: tuple[str, ...]) -> list[str]:
     found: list[str] = []
     for pkg_name in packages:
         try:
