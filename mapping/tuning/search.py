@@ -134,7 +134,7 @@ class Tuner:
         return result
 
     def _optuna(self, space: Sequence[Schedule], budget: int, seed: int, result: SearchResult) -> list[Evaluation]:
-        """TPE over the space's knobs (backend, build variant, threads, binding)."""
+        """TPE over the space's knobs (backend, build variant, OpenMP run-time setting)."""
         import optuna
 
         optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -144,8 +144,8 @@ class Tuner:
         builds: dict[str, list[str]] = {
             b: sorted({s.build_key for s in ss}) for b, ss in by_backend.items()
         }
-        runtime = sorted({(s.threads, s.proc_bind) for s in space if s.compiled})
-        lookup = {(s.build_key, s.threads, s.proc_bind): s for s in space}
+        runtime = sorted({(s.threads, s.proc_bind, s.wait_policy) for s in space if s.compiled})
+        lookup = {(s.build_key, s.threads, s.proc_bind, s.wait_policy): s for s in space}
         study = optuna.create_study(
             direction="minimize", sampler=optuna.samplers.TPESampler(seed=seed, n_startup_trials=5)
         )
@@ -160,8 +160,8 @@ class Tuner:
                 if backend == "numpy":
                     s = by_backend["numpy"][0]
                 else:
-                    threads, bind = runtime[trial.suggest_int("runtime", 0, len(runtime) - 1)]
-                    s = lookup.get((bk, threads, bind)) or next(x for x in by_backend[backend] if x.build_key == bk)
+                    rt = runtime[trial.suggest_int("runtime", 0, len(runtime) - 1)]
+                    s = lookup.get((bk, *rt)) or next(x for x in by_backend[backend] if x.build_key == bk)
                 trials.append(trial)
                 picks.append(s)
             evs = self.evaluate([p for p in picks if p.key not in seen], result)
