@@ -31,6 +31,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--csim", action="store_true", help="compile the HLS C++ with g++ and run it (C simulation)")
     p.add_argument("--report", type=Path, default=None, metavar="FILE", help="write the JSON report to FILE")
     p.add_argument("--dot", type=Path, default=None, metavar="FILE", help="write the placed DAG as Graphviz DOT (.dot) or PNG (.png)")
+    p.add_argument("--latencies", type=Path, default=None, metavar="FILE",
+                   help="JSON object of operation latencies in cycles for the target, e.g. "
+                        '{"add": 4, "mul": 5, "div": 28} (keys: add mul div compare select logical sqrt exp '
+                        "log trig pow minmax io)")
     p.add_argument("--clock-mhz", type=float, default=300.0, help="clock of the performance model (default 300)")
     p.add_argument("--device-memory", type=int, default=28 * 2**20, help="on-chip bytes per device (default 28 MiB)")
     p.add_argument("--device-operators", type=int, default=4000, help="operators per device (default 4000)")
@@ -52,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
         devices=args.devices,
         device=Device(args.device_memory, args.device_operators),
         network=Network(args.link_gbs, args.link_latency),
-        target=Target(clock_mhz=args.clock_mhz),
+        target=Target(clock_mhz=args.clock_mhz, latencies=_latencies(args.latencies)),
         vector_width=args.vector_width,
         simulate=args.simulate,
         emit_hls=args.emit_hls,
@@ -66,3 +70,27 @@ def run(args: argparse.Namespace) -> int:
         path = write_png(res, args.dot) if args.dot.suffix == ".png" else write_dot(res, args.dot)
         log.info("wrote %s", path)
     return 0
+
+
+def _latencies(path: Path | None):
+    import dataclasses
+    import json
+
+    from mapping.spatial.errors import StencilFlowError
+    from mapping.spatial.expr import OperationLatencies
+
+    if path is None:
+        return OperationLatencies()
+    try:
+        table = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise StencilFlowError(f"--latencies {path}: cannot read a JSON object ({exc})") from None
+    known = {f.name for f in dataclasses.fields(OperationLatencies)}
+    if not isinstance(table, dict) or set(table) - known:
+        raise StencilFlowError(
+            f"--latencies {path}: unknown key(s) {sorted(set(table) - known) if isinstance(table, dict) else table!r}; "
+            f"use {sorted(known)}"
+        )
+    if not all(isinstance(v, int) and v >= 0 for v in table.values()):
+        raise StencilFlowError(f"--latencies {path}: latencies must be non-negative integers (cycles)")
+    return OperationLatencies(**table)

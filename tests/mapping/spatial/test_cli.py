@@ -33,3 +33,17 @@ def test_map_user_error_is_one_line(tmp_path, caplog):
     bad.write_text('{"inputs": {}, "outputs": ["x"], "dimensions": [4], "program": {"x": {"computation_string": "res = y[k]"}}}')
     assert main(["map", str(bad)]) == 1
     assert "StencilFlowError" in caplog.text and "undefined field 'y'" in caplog.text
+
+
+def test_map_latency_table(examples, tmp_path, capsys):
+    """A slower adder (add=10 instead of 3) lengthens the 2D jacobi pipelines: 4 adds -> +28 cycles each."""
+    lat = tmp_path / "lat.json"
+    lat.write_text('{"add": 10}')
+    rep_fast, rep_slow = tmp_path / "f.json", tmp_path / "s.json"
+    assert main(["map", str(examples / "jacobi2d_chain.json"), "--report", str(rep_fast)]) == 0
+    assert main(["map", str(examples / "jacobi2d_chain.json"), "--latencies", str(lat), "--report", str(rep_slow)]) == 0
+    fast = json.loads(rep_fast.read_text())["stencils"]["s0"]["latency_cycles"]
+    slow = json.loads(rep_slow.read_text())["stencils"]["s0"]["latency_cycles"]
+    assert slow - fast == 4 * 7
+    lat.write_text('{"adder": 10}')
+    assert main(["map", str(examples / "jacobi2d_chain.json"), "--latencies", str(lat)]) == 1
