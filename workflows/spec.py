@@ -182,18 +182,32 @@ class MapStep(StepBase):
 
     kind: Literal["map"]
     program: Path
+    devices: int = Field(default=1, ge=1, le=64)
     simulate: bool = True
     path_fields: ClassVar[tuple[str, ...]] = ("program",)
 
 
 class TuneStep(StepBase):
-    """Transfer-tune one stencil's schedule (``stratoflow tune``)."""
+    """Tune one stencil's schedule (``stratoflow tune search|transfer``). A ``transfer`` step
+    starts from the tuning database of the ``search`` step named in ``db_from``."""
 
     kind: Literal["tune"]
-    stencil: Name = "hdiff"
-    mode: Literal["transfer", "search"] = "transfer"
-    backend: Backend = "numpy"
-    trials: int = Field(default=8, ge=1, le=10000)
+    stencil: Arg = "hdiff"
+    mode: Literal["search", "transfer"] = "transfer"
+    space: Literal["tiny", "compact", "full"] = "tiny"
+    k: int = Field(default=1, ge=1, le=64)
+    domain: Arg | None = Field(default=None, pattern=r"^\d+,\d+,\d+$")
+    db_from: Name | None = None
+    input_fields: ClassVar[tuple[str, ...]] = ("db_from",)
+
+    @model_validator(mode="after")
+    def _transfer_needs_db(self) -> TuneStep:
+        if self.mode == "transfer" and self.db_from is None:
+            raise ValueError(
+                "db_from: a transfer step needs the name of a 'search' tune step whose "
+                "tuning database it transfers from"
+            )
+        return self
 
 
 class ENS10SampleStep(StepBase):

@@ -7,6 +7,7 @@ point, and reports the capability as "not landed" when that interface is not the
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -73,35 +74,48 @@ class MapKind(CliKind):
     summary = "map a stencil-program DAG with StencilFlow and simulate it"
     command = ("map",)
 
+    def _args(self, step: MapStep, out: Path) -> tuple[str, ...]:
+        args: tuple[str, ...] = ("map", str(step.program), "--devices", str(step.devices))
+        if step.simulate:
+            args += ("--simulate",)
+        return (*args, "--report", str(out / "map.json"), "--dot", str(out / "dag.png"))
+
     def probe_args(self) -> tuple[str, ...]:
-        return ("map", "program.json", "--simulate")
+        return self._args(MapStep(name="probe", kind="map", program=Path("p.json")), Path("out"))
 
     def plan(self, step: StepBase, ctx: PlanContext) -> TaskPlan:
         assert isinstance(step, MapStep)
-        args: tuple[str, ...] = ("map", str(step.program))
-        if step.simulate:
-            args += ("--simulate",)
-        if cli_rejects((*args, "--output", "x")) is None:
-            args += ("--output", str(ctx.out_dir))
-        return TaskPlan(cli_argv(*args))
+        return TaskPlan(cli_argv(*self._args(step, ctx.out_dir)))
 
 
 class TuneKind(CliKind):
     name = "tune"
-    summary = "transfer-tune one stencil's schedule"
+    summary = "search or transfer-tune one stencil's schedule"
     command = ("tune",)
+    DB = "tuning.sqlite"
 
     def _args(self, step: TuneStep, out: Path) -> tuple[str, ...]:
-        return (
-            "tune", step.mode, "--stencil", step.stencil, "--backend", step.backend,
-            "--trials", str(step.trials), "--output", str(out),
-        )  # fmt: skip
+        args: tuple[str, ...] = ("tune", step.mode, step.stencil, "--space", step.space)
+        if step.mode == "transfer":
+            args += ("--k", str(step.k))
+        if step.domain:
+            args += ("--domain", step.domain)
+        return (*args, "--db", str(out / self.DB), "--report", str(out / "tuning.md"))
 
     def probe_args(self) -> tuple[str, ...]:
-        return self._args(TuneStep(name="probe", kind="tune"), Path("out"))
+        probe = TuneStep(name="probe", kind="tune", db_from="search")
+        return self._args(probe, Path("out"))
 
     def plan(self, step: StepBase, ctx: PlanContext) -> TaskPlan:
         assert isinstance(step, TuneStep)
+        if step.db_from is not None:
+            source = ctx.input_dir(step.db_from) / self.DB
+            if not source.is_file():
+                raise WorkflowError(
+                    f"step {step.name}: {source} is missing; step {step.db_from} must be a tune "
+                    "step that wrote a tuning database"
+                )
+            shutil.copyfile(source, ctx.out_dir / self.DB)  # the transfer extends a copy
         return TaskPlan(cli_argv(*self._args(step, ctx.out_dir)))
 
 
