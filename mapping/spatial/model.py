@@ -226,17 +226,23 @@ def program_from_dict(data: Mapping[str, Any], name: str, base: Path) -> Program
         raise StencilFlowError(f"program '{name}': 'dimensions' must be a list of 1-3 positive integers, got {shape!r}")
     shape_t = tuple(shape)
     iterators = ITERATORS[3 - len(shape_t):]
-    constants = dict(data.get("constants", {}))
+    constants = data.get("constants", {})
+    if not isinstance(constants, Mapping):
+        raise StencilFlowError(f"program '{name}': 'constants' must be an object of name -> number")
+    constants = dict(constants)
     for cname, cval in constants.items():
         if not isinstance(cval, (int, float)):
             raise StencilFlowError(f"program '{name}': constant '{cname}' must be a number, got {cval!r}")
 
     inputs: dict[str, Input] = {}
     raw_inputs = _require(data, "inputs", f"program '{name}'")
+    if not isinstance(raw_inputs, Mapping):
+        raise StencilFlowError(f"program '{name}': 'inputs' must be an object of name -> input spec")
     for iname, spec in raw_inputs.items():
         where = f"input '{iname}'"
-        dtype = DataType(str(spec.get("data_type", "float32"))) if _dtype_ok(spec, where) else None
-        assert dtype is not None
+        if not isinstance(spec, Mapping):
+            raise StencilFlowError(f"{where}: must be an object with data_type, input_dims, data")
+        dtype = _dtype(spec, where)
         dims = tuple(spec.get("input_dims", iterators))
         if not set(dims) <= set(iterators) or list(dims) != sorted(dims, key=iterators.index) or len(set(dims)) != len(dims):
             raise StencilFlowError(
@@ -246,6 +252,8 @@ def program_from_dict(data: Mapping[str, Any], name: str, base: Path) -> Program
         inputs[iname] = Input(iname, dtype, dims, _data_source(spec.get("data"), where, base))
 
     raw_prog = _require(data, "program", f"program '{name}'")
+    if not isinstance(raw_prog, Mapping) or not all(isinstance(v, Mapping) for v in raw_prog.values()):
+        raise StencilFlowError(f"program '{name}': 'program' must be an object of stencil name -> stencil spec")
     if not raw_prog:
         raise StencilFlowError(f"program '{name}': 'program' has no stencils")
     clash = set(raw_prog) & set(inputs)
@@ -258,13 +266,14 @@ def program_from_dict(data: Mapping[str, Any], name: str, base: Path) -> Program
         src = _require(spec, "computation_string", where)
         if not isinstance(src, str):
             raise StencilFlowError(f"{where}: computation_string must be a string")
-        _dtype_ok(spec, where)
-        dtype = DataType(str(spec.get("data_type", "float32")))
+        dtype = _dtype(spec, where)
         comp = parse_computation(sname, src, iterators, field_dims, constants)
         acc = comp.accesses()
         if sname in acc:
             raise StencilFlowError(f"{where}: reads its own output '{sname}' (a cycle); stencils must form a DAG")
         raw_bc = spec.get("boundary_conditions", spec.get("boundary_condition", {}))
+        if not isinstance(raw_bc, Mapping) or not all(isinstance(b, Mapping) for b in raw_bc.values()):
+            raise StencilFlowError(f"{where}: boundary_conditions must map field -> {{\"type\": ..., \"value\": ...}}")
         bcs: dict[str, BoundaryCondition] = {}
         for fname, bspec in raw_bc.items():
             if fname not in acc:
@@ -274,7 +283,10 @@ def program_from_dict(data: Mapping[str, Any], name: str, base: Path) -> Program
                 raise StencilFlowError(
                     f"{where}: boundary condition of '{fname}' has type {kind!r}; use constant, copy or shrink"
                 )
-            bcs[fname] = BoundaryCondition(kind, float(bspec.get("value", 0.0)))
+            value = bspec.get("value", 0.0)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise StencilFlowError(f"{where}: boundary value of '{fname}' must be a number, got {value!r}")
+            bcs[fname] = BoundaryCondition(kind, float(value))
         for fname, offs in acc.items():
             if fname not in bcs:
                 if any(any(o) for o in offs):
@@ -286,24 +298,30 @@ def program_from_dict(data: Mapping[str, Any], name: str, base: Path) -> Program
                 bcs[fname] = BoundaryCondition("constant", 0.0)
         stencils[sname] = Stencil(sname, comp, src, dtype, bcs, acc)
 
-    outputs = tuple(_require(data, "outputs", f"program '{name}'"))
+    raw_out = _require(data, "outputs", f"program '{name}'")
+    if not isinstance(raw_out, list) or not all(isinstance(o, str) for o in raw_out):
+        raise StencilFlowError(f"program '{name}': 'outputs' must be a list of stencil names")
+    outputs = tuple(raw_out)
     for o in outputs:
         if o not in stencils:
             raise StencilFlowError(f"program '{name}': output '{o}' is not a stencil of the program")
     if not outputs:
         raise StencilFlowError(f"program '{name}': 'outputs' is empty")
     ordered = _topological(stencils, name)
-    prog = Program(name, shape_t, inputs, ordered, outputs, int(data.get("vectorization", 1)), constants)
+    width = data.get("vectorization", 1)
+    if isinstance(width, bool) or not isinstance(width, int):
+        raise StencilFlowError(f"program '{name}': vectorization must be a positive integer, got {width!r}")
+    prog = Program(name, shape_t, inputs, ordered, outputs, width, constants)
     _check_vectorization(prog)
     _warn_unused(prog)
     return prog
 
 
-def _dtype_ok(spec: Mapping[str, Any], where: str) -> bool:
+def _dtype(spec: Mapping[str, Any], where: str) -> DataType:
     dt = spec.get("data_type", "float32")
     if dt not in DTYPES:
         raise StencilFlowError(f"{where}: unknown data_type {dt!r}; use one of {', '.join(DTYPES)}")
-    return True
+    return DataType(dt)
 
 
 def _data_source(data: Any, where: str, base: Path) -> DataSource:

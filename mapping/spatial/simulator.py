@@ -235,7 +235,7 @@ class StreamingSimulator:
                 if wr:
                     for e in n.outs:
                         e.record_writes(c, k)
-                self._values_for(n, n.t, n.t + k, wr, rd)
+                self._values_for(n, n.t, n.t + k, wr)
                 n.t += k
             for idx in firing:
                 for e in active[idx].outs:
@@ -298,7 +298,7 @@ class StreamingSimulator:
         )
 
     # ------------------------------------------------------------------ values
-    def _values_for(self, n: _Node, t0: int, t1: int, writes: bool, reads: list[_Chan]) -> None:
+    def _values_for(self, n: _Node, t0: int, t1: int, writes: bool) -> None:
         prog = self.analysis.program
         w = prog.vectorization
         if n.kind == "sink":

@@ -98,3 +98,27 @@ def test_wrong_data_size_is_reported(tmp_path):
     (tmp_path / "p.json").write_text(json.dumps(spec))
     with pytest.raises(StencilFlowError, match="input 'a': data has 5 values"):
         ReferenceExecutor(load_program(tmp_path / "p.json"))()
+
+
+@pytest.mark.parametrize(
+    "patch, needle",
+    [
+        ({"vectorization": "4"}, "vectorization must be a positive integer"),
+        ({"vectorization": 4}, "does not divide the innermost dimension 6"),
+        ({"outputs": "b"}, "'outputs' must be a list"),
+        ({"outputs": ["a"]}, "output 'a' is not a stencil"),
+        ({"constants": [1]}, "'constants' must be an object"),
+        ({"inputs": {"a": 3}}, "input 'a': must be an object"),
+    ],
+)
+def test_malformed_top_level_keys(patch, needle):
+    spec = prog(b="res = a[i,j,k]") | patch
+    with pytest.raises(StencilFlowError, match=needle):
+        load_program(spec)
+
+
+def test_bad_boundary_condition_type_names_stencil_and_field():
+    spec = prog(b="res = a[i,j,k+1]")
+    spec["program"]["b"]["boundary_conditions"] = {"a": {"type": "mirror"}}
+    with pytest.raises(StencilFlowError, match="stencil 'b': boundary condition of 'a' has type 'mirror'"):
+        load_program(spec)
