@@ -74,3 +74,8 @@ def shifted(array: np.ndarray, halo: int, di: int, dj: int, dk: int = 0) -> np.n
     if dk:
         out = np.roll(out, -dk, axis=2)
     return out
+
+
+def smooth_input(domain: Domain, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Inputs of single-field stencils: one smooth field named ``in_field``."""
+    return {"in_field": smooth_field(domain, rng)}

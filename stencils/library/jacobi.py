@@ -5,8 +5,7 @@ import numpy as np
 from gt4py.cartesian import gtscript
 from gt4py.cartesian.gtscript import PARALLEL, Field, computation, interval
 
-from stencils.library.base import LibraryStencil, shifted, smooth_field
-from stencils.storage import Domain
+from stencils.library.base import LibraryStencil, shifted, smooth_input
 
 
 @gtscript.function
@@ -36,10 +35,6 @@ def _ref_3d(in_field: np.ndarray, out_field: np.ndarray, halo: int = 1) -> dict[
     return {"out_field": (total / 6.0)[:, :, 1:-1]}
 
 
-def _inputs(domain: Domain, rng: np.random.Generator) -> dict[str, np.ndarray]:
-    return {"in_field": smooth_field(domain, rng)}
-
-
 JACOBI_2D = LibraryStencil(
     name="jacobi_2d",
     definition=jacobi_2d,
@@ -47,7 +42,7 @@ JACOBI_2D = LibraryStencil(
     inputs=("in_field",),
     outputs=("out_field",),
     halo=1,
-    make_inputs=_inputs,
+    make_inputs=smooth_input,
     description="one Jacobi sweep of the 2D Laplace equation, every level",
 )
 JACOBI_3D = LibraryStencil(
@@ -57,7 +52,7 @@ JACOBI_3D = LibraryStencil(
     inputs=("in_field",),
     outputs=("out_field",),
     halo=1,
-    make_inputs=_inputs,
+    make_inputs=smooth_input,
     levels=slice(1, -1),
     description="one Jacobi sweep of the 3D Laplace equation on levels 1..nz-2",
 )

@@ -5,8 +5,7 @@ import numpy as np
 from gt4py.cartesian import gtscript
 from gt4py.cartesian.gtscript import PARALLEL, Field, computation, interval
 
-from stencils.library.base import LibraryStencil, shifted, smooth_field
-from stencils.storage import Domain
+from stencils.library.base import LibraryStencil, shifted, smooth_input
 
 
 @gtscript.function
@@ -37,10 +36,6 @@ def _ref_3d(in_field: np.ndarray, out_field: np.ndarray, halo: int = 1) -> dict[
     return {"out_field": full[:, :, 1:-1]}
 
 
-def _inputs(domain: Domain, rng: np.random.Generator) -> dict[str, np.ndarray]:
-    return {"in_field": smooth_field(domain, rng)}
-
-
 LAPLACIAN_2D = LibraryStencil(
     name="laplacian_2d",
     definition=laplacian_2d,
@@ -48,7 +43,7 @@ LAPLACIAN_2D = LibraryStencil(
     inputs=("in_field",),
     outputs=("out_field",),
     halo=1,
-    make_inputs=_inputs,
+    make_inputs=smooth_input,
     description="horizontal 5-point Laplacian, every level",
 )
 LAPLACIAN_3D = LibraryStencil(
@@ -58,7 +53,7 @@ LAPLACIAN_3D = LibraryStencil(
     inputs=("in_field",),
     outputs=("out_field",),
     halo=1,
-    make_inputs=_inputs,
+    make_inputs=smooth_input,
     levels=slice(1, -1),
     description="7-point Laplacian on levels 1..nz-2",
 )
