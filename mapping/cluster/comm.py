@@ -45,6 +45,22 @@ class Comm(ABC):
     def recv_init(self, buf: Any, source: int, tag: int) -> Request:
         """A persistent receive into the whole contiguous buffer ``buf`` from ``source``."""
 
+    def isend(self, buf: Any, dest: int, tag: int) -> Request:
+        """A one-off non-blocking send of a contiguous buffer (already started)."""
+        req = self.send_init(buf, dest, tag)
+        req.start()
+        return req
+
+    def irecv(self, buf: Any, source: int, tag: int) -> Request:
+        """A one-off non-blocking receive into a contiguous buffer (already started)."""
+        req = self.recv_init(buf, source, tag)
+        req.start()
+        return req
+
+    def idle_barrier(self, poll_s: float = 0.005) -> None:
+        """A barrier that sleeps while it waits (ranks oversubscribing cores don't spin)."""
+        self.barrier()
+
     def startall(self, requests: list[Request]) -> None:
         for req in requests:
             req.start()
@@ -52,6 +68,11 @@ class Comm(ABC):
     def waitall(self, requests: list[Request]) -> None:
         for req in requests:
             req.wait()
+
+    def waitany(self, requests: list[Request]) -> int:
+        """Wait until one of ``requests`` completes; its index."""
+        requests[0].wait()
+        return 0
 
     @abstractmethod
     def barrier(self) -> None:

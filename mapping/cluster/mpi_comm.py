@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import numpy as np
@@ -13,7 +14,7 @@ from mapping.cluster.errors import HaloError
 
 
 class _MPIRequest(Request):
-    def __init__(self, req: MPI.Prequest, keep: Any = None) -> None:
+    def __init__(self, req: MPI.Request, keep: Any = None) -> None:
         self.req = req
         self._keep = keep  # datatypes/buffers that must outlive the request
 
@@ -48,9 +49,15 @@ def _view_datatype(view: np.ndarray, base: MPI.Datatype) -> tuple[MPI.Datatype, 
         if all(s + n <= m for s, n, m in zip(starts, view.shape, owner.shape)):
             dt = base.Create_subarray(list(owner.shape), list(view.shape), [int(s) for s in starts])
             return dt, _address(owner)
-    dt = base
-    made = []
-    for n, stride in reversed(list(zip(view.shape, view.strides))):
+    # trailing dimensions that are contiguous in memory become one contiguous block
+    shape, strides = list(view.shape), list(view.strides)
+    block = 1
+    while shape and strides[-1] == view.itemsize * block:
+        block *= shape.pop()
+        strides.pop()
+    dt = base.Create_contiguous(block)
+    made = [dt]
+    for n, stride in reversed(list(zip(shape, strides))):
         dt = dt.Create_hvector(int(n), 1, int(stride))
         made.append(dt)
     for t in made[:-1]:
@@ -73,6 +80,49 @@ class MPIComm(Comm):
 
     def recv_init(self, buf: Any, source: int, tag: int) -> Request:
         return _MPIRequest(self.comm.Recv_init(buf, source, tag), buf)
+
+    def shared_segments(
+        self,
+        n_items: int,
+        dtype: np.dtype,
+        send_offsets: dict[int, int],
+        recv_sizes: dict[int, int],
+        copies: int = 2,
+    ) -> tuple[list[np.ndarray], dict[int, list[np.ndarray]]] | None:
+        """Collective: ``copies`` node-shared buffers of ``n_items`` for this rank, and views
+        into each peer's buffers of what it puts there for this rank (``recv_sizes[src]`` items
+        at the offset the peer passed in ``send_offsets``). None unless all ranks share a node."""
+        node = self.comm.Split_type(MPI.COMM_TYPE_SHARED)
+        together = self.comm.allreduce(int(node.Get_size() == self.size), op=MPI.MIN)
+        if not together:
+            node.Free()
+            return None
+        itemsize = np.dtype(dtype).itemsize
+        win = MPI.Win.Allocate_shared(max(copies * n_items, 1) * itemsize, itemsize, comm=node)
+        self._keep_alive = getattr(self, "_keep_alive", []) + [win, node]
+
+        def segments(rank: int, n: int) -> list[np.ndarray]:
+            buf, _ = win.Shared_query(rank)
+            flat = np.ndarray(buffer=buf, dtype=dtype, shape=(len(buf) // itemsize,))
+            return [flat[c * n : (c + 1) * n] for c in range(copies)]
+
+        table = self.comm.alltoall([(send_offsets.get(d, -1), n_items) for d in range(self.size)])
+        peers = {
+            src: [seg[table[src][0] : table[src][0] + n] for seg in segments(src, table[src][1])]
+            for src, n in recv_sizes.items()
+        }
+        return segments(self.rank, n_items), peers
+
+    def isend(self, buf: Any, dest: int, tag: int) -> Request:
+        return _MPIRequest(self.comm.Isend(buf, dest, tag), buf)
+
+    def irecv(self, buf: Any, source: int, tag: int) -> Request:
+        return _MPIRequest(self.comm.Irecv(buf, source, tag), buf)
+
+    def idle_barrier(self, poll_s: float = 0.005) -> None:
+        req = self.comm.Ibarrier()
+        while not req.Test():
+            time.sleep(poll_s)
 
     def _struct(self, views: list[np.ndarray]) -> MPI.Datatype:
         if not views:
@@ -104,11 +154,17 @@ class MPIComm(Comm):
         if requests:
             MPI.Request.Waitall([r.req for r in requests])  # type: ignore[attr-defined]
 
+    def waitany(self, requests: list[Request]) -> int:
+        return int(MPI.Request.Waitany([r.req for r in requests]))  # type: ignore[attr-defined]
+
     def barrier(self) -> None:
         self.comm.Barrier()
 
     def allreduce_max(self, value: float) -> float:
         return float(self.comm.allreduce(value, op=MPI.MAX))
+
+    def allreduce_sum(self, value: float) -> float:
+        return self.comm.allreduce(value, op=MPI.SUM)
 
     def next_tag(self) -> int:
         # every rank builds its exchanges in the same order, so local counters agree
