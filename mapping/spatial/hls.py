@@ -43,86 +43,110 @@ class HLSEmitter:
     def __init__(self, analysis: Analysis, capacities: Mapping[str, int] | None = None) -> None:
         self.analysis = analysis
         prog = analysis.program
-        if prog.vectorization != 1:
-            raise StencilFlowError(
-                f"program '{prog.name}': the HLS emitter generates scalar pipelines; emit with "
-                f"vectorization 1 (got {prog.vectorization})"
-            )
         self.depth = {c.name: int((capacities or {}).get(c.name, c.capacity)) for c in analysis.channels}
 
     # ------------------------------------------------------------------ pieces
+    def _tok(self, ctype: str) -> str:
+        """Stream element type: the scalar, or a vector of W points."""
+        w = self.analysis.program.vectorization
+        return ctype if w == 1 else f"sf_vec<{ctype}, {w}>"
+
     def _stencil_function(self, name: str) -> str:
         an, prog = self.analysis, self.analysis.program
         st = prog.stencils[name]
         info = an.stencils[name]
-        T = prog.points
+        w = prog.vectorization
+        T = prog.points // w
         sd = strides(prog.shape)
         ctype = st.dtype.cpp
         ins = [c for c in an.channels if c.dst == name]
         outs = [c for c in an.channels if c.src == name]
-        params = [f"hls::stream<{prog.dtype_of(c.src).cpp}>& in_{_ident(c.src)}" for c in ins]
-        params += [f"hls::stream<{ctype}>& out_{k}" for k in range(len(outs))]
+        params = [f"hls::stream<{self._tok(prog.dtype_of(c.src).cpp)}>& in_{_ident(c.src)}" for c in ins]
+        params += [f"hls::stream<{self._tok(ctype)}>& out_{k}" for k in range(len(outs))]
         S = max([info.windows[f].lookahead for f in st.inputs], default=0)
         lines = [f"// stencil '{name}': {st.source.strip()}", f"static void stencil_{_ident(name)}({', '.join(params)}) {{"]
         for f in st.inputs:
             win = info.windows[f]
-            lines.append(f"  {prog.dtype_of(f).cpp} buf_{_ident(f)}[{win.reuse_tokens}];  // shift register {win.lo}..{win.hi}")
+            lines.append(f"  {prog.dtype_of(f).cpp} buf_{_ident(f)}[{win.reuse_tokens * w}];  // shift register, points {win.lo}..{win.hi}")
             lines.append(f"#pragma HLS ARRAY_PARTITION variable=buf_{_ident(f)} complete")
         lines.append(f"  for (long t = -{S}L; t < {T}L; ++t) {{")
         lines.append("#pragma HLS PIPELINE II=1")
         for f in st.inputs:
             win = info.windows[f]
             b, R, m, ft = f"buf_{_ident(f)}", win.reuse_tokens, win.lookahead, prog.dtype_of(f).cpp
-            lines.append(f"    for (int r = 0; r < {R - 1}; ++r) {b}[r] = {b}[r + 1];")
-            lines.append(f"    {b}[{R - 1}] = (t + {m} >= 0 && t + {m} < {T}L) ? in_{_ident(f)}.read() : ({ft})0;")
+            cond = f"t + {m} >= 0 && t + {m} < {T}L"
+            lines.append(f"    for (int r = 0; r < {(R - 1) * w}; ++r) {b}[r] = {b}[r + {w}];")
+            if w == 1:
+                lines.append(f"    {b}[{R - 1}] = ({cond}) ? in_{_ident(f)}.read() : ({ft})0;")
+            else:
+                lines.append(f"    {{ {self._tok(ft)} x{{}}; if ({cond}) x = in_{_ident(f)}.read();")
+                lines.append(f"      for (int l = 0; l < {w}; ++l) {b}[{(R - 1) * w} + l] = x.v[l]; }}")
         lines.append("    if (t < 0) continue;")
+        ind = "    "
+        if w > 1:
+            lines.append(f"    {self._tok(ctype)} out_tok;")
+            lines.append(f"    for (int l = 0; l < {w}; ++l) {{")
+            lines.append("#pragma HLS UNROLL")
+            ind = "      "
+            lines.append(f"{ind}const long p = t * {w}L + l;")
+        else:
+            lines.append("    const long p = t;")
         coords = [f"c{d}" for d in range(len(prog.shape))]
-        for c, s, n in zip(coords, sd, prog.shape):
-            lines.append(f"    const long {c} = (t / {s}L) % {n}L;")
-        lines.append("    bool valid = true;")
-        lines.append("    (void)valid;")
+        for c, s_, n in zip(coords, sd, prog.shape):
+            lines.append(f"{ind}const long {c} = (p / {s_}L) % {n}L;")
+        lines.append(f"{ind}bool valid = true;")
+        lines.append(f"{ind}(void)valid;")
         names: dict[Access, str] = {}
+        lane = "l" if w > 1 else "0"
         for k, acc in enumerate(sorted({a for f, offs in st.accesses.items() for a in (Access(f, o) for o in offs)},
                                        key=lambda a: (a.field, a.offset))):
             names[acc] = f"v{k}"
-            lines += self._access(acc, f"v{k}", info.windows[acc.field], st.boundary[acc.field], coords)
+            lines += [ind + x for x in self._access(acc, f"v{k}", info.windows[acc.field], st.boundary[acc.field], coords, lane)]
         for stmt in st.computation.statements[:-1]:
-            lines.append(f"    const {ctype} l_{stmt.target} = ({ctype})({to_cpp(stmt.value, names.__getitem__, ctype)});")
+            lines.append(f"{ind}const {ctype} l_{stmt.target} = ({ctype})({to_cpp(stmt.value, names.__getitem__, ctype)});")
         res = to_cpp(st.computation.result, names.__getitem__, ctype)
-        lines.append(f"    const {ctype} res = valid ? ({ctype})({res}) : ({ctype})0;")
-        for k in range(len(outs)):
-            lines.append(f"    out_{k}.write(res);")
+        lines.append(f"{ind}const {ctype} res = valid ? ({ctype})({res}) : ({ctype})0;")
+        if w > 1:
+            lines += [f"{ind}out_tok.v[l] = res;", "    }"]
+            lines += [f"    out_{k}.write(out_tok);" for k in range(len(outs))]
+        else:
+            lines += [f"    out_{k}.write(res);" for k in range(len(outs))]
         lines += ["  }", "}", ""]
         return "\n".join(lines)
 
-    def _access(self, acc: Access, var: str, win: Window, bc, coords: list[str]) -> list[str]:
+    def _access(self, acc: Access, var: str, win: Window, bc, coords: list[str], lane: str) -> list[str]:
+        """C++ lines reading one access from the shift register (point p + offset) with its boundary."""
         prog = self.analysis.program
+        w = prog.vectorization
         sd = strides(prog.shape)
         ft = prog.dtype_of(acc.field).cpp
         R, m = win.reuse_tokens, win.lookahead
         buf = f"buf_{_ident(acc.field)}"
+        base = f"{lane} + {(R - 1 - m) * w}"  # flat index of point p in the register
         tgt = [f"({c} + {d})" for c, d in zip(coords, acc.offset)]
-        inside = " && ".join(f"{t} >= 0 && {t} < {n}" for t, n in zip(tgt, prog.shape)) or "true"
+        inside = " && ".join(f"{t} >= 0 && {t} < {n}" for t, n, d in zip(tgt, prog.shape, acc.offset) if d) or "true"
         if bc.kind == "copy":
             clamp = [f"std::min<long>(std::max<long>({t}, 0L), {n - 1}L)" for t, n in zip(tgt, prog.shape)]
-            lin = " + ".join(f"({cl} - {c}) * {s}L" for cl, c, s in zip(clamp, coords, sd))
-            return [f"    const {ft} {var} = {buf}[{R - 1 - m} + ({lin})];"]
+            lin = " + ".join(f"({cl} - {c}) * {s}L" for cl, c, s, d in zip(clamp, coords, sd, acc.offset) if d) or "0"
+            return [f"const {ft} {var} = {buf}[{base} + ({lin})];"]
         lin = sum(d * s for d, s in zip(acc.offset, sd))
-        idx = R - 1 - m + lin
+        idx = f"{base} + {lin}"
         if bc.kind == "shrink":
-            return [f"    const bool in_{var} = {inside};", f"    valid = valid && in_{var};",
-                    f"    const {ft} {var} = in_{var} ? {buf}[{idx}] : ({ft})0;"]
-        return [f"    const {ft} {var} = ({inside}) ? {buf}[{idx}] : ({ft}){bc.value!r};"]
+            return [f"const bool in_{var} = {inside};", f"valid = valid && in_{var};",
+                    f"const {ft} {var} = in_{var} ? {buf}[{idx}] : ({ft})0;"]
+        return [f"const {ft} {var} = ({inside}) ? {buf}[{idx}] : ({ft}){bc.value!r};"]
 
     def source(self) -> str:
         """The complete C++ translation unit (kernel + C-simulation main)."""
         an, prog = self.analysis, self.analysis.program
-        T = prog.points
+        w = prog.vectorization
+        T = prog.points // w
         out = [
             f"// Generated by stratoflow mapping.spatial for program '{prog.name}' ({'x'.join(map(str, prog.shape))}).",
             "#include <algorithm>", "#include <cmath>", "#include <cstdint>", "#include <cstdio>", "#include <vector>",
             '#include "hls_stream.h"', "",
             "template <class T> static inline T sf_mod(T a, T b) { return a - b * (T)std::floor((double)a / (double)b); }",
+            "template <class T, int W> struct sf_vec { T v[W]; };  // W points per stream token",
             "",
         ]
         for n, inp in prog.inputs.items():
@@ -130,31 +154,36 @@ class HLSEmitter:
             if not outs:
                 continue
             ct = inp.dtype.cpp
-            params = [f"const {ct}* mem"] + [f"hls::stream<{ct}>& out_{k}" for k in range(len(outs))]
+            params = [f"const {ct}* mem"] + [f"hls::stream<{self._tok(ct)}>& out_{k}" for k in range(len(outs))]
             sd_in = [prog.shape[prog.iterators.index(d)] for d in inp.dims]
             idx_terms = []
             for d in inp.dims:
                 c = prog.iterators.index(d)
                 inner = int(np.prod(sd_in[inp.dims.index(d) + 1:]))
-                idx_terms.append(f"((t / {strides(prog.shape)[c]}L) % {prog.shape[c]}L) * {inner}L")
+                idx_terms.append(f"((p / {strides(prog.shape)[c]}L) % {prog.shape[c]}L) * {inner}L")
             idx = " + ".join(idx_terms) or "0"
             out.append(f"static void read_{_ident(n)}({', '.join(params)}) {{")
-            out.append(f"  for (long t = 0; t < {T}L; ++t) {{\n#pragma HLS PIPELINE II=1\n    const {ct} v = mem[{idx}];")
+            out.append(f"  for (long t = 0; t < {T}L; ++t) {{\n#pragma HLS PIPELINE II=1")
+            if w == 1:
+                out.append(f"    const long p = t;\n    const {ct} v = mem[{idx}];")
+            else:
+                out.append(f"    {self._tok(ct)} v;\n    for (int l = 0; l < {w}; ++l) {{ const long p = t * {w}L + l; v.v[l] = mem[{idx}]; }}")
             out += [f"    out_{k}.write(v);" for k in range(len(outs))]
             out += ["  }", "}", ""]
         for n in prog.stencils:
             out.append(self._stencil_function(n))
         for o in prog.outputs:
             ct = prog.stencils[o].dtype.cpp
-            out.append(f"static void write_{_ident(o)}(hls::stream<{ct}>& in, {ct}* mem) {{")
-            out.append(f"  for (long t = 0; t < {T}L; ++t) {{\n#pragma HLS PIPELINE II=1\n    mem[t] = in.read();\n  }}\n}}\n")
+            out.append(f"static void write_{_ident(o)}(hls::stream<{self._tok(ct)}>& in, {ct}* mem) {{")
+            body = "mem[t] = in.read();" if w == 1 else f"const auto x = in.read(); for (int l = 0; l < {w}; ++l) mem[t * {w}L + l] = x.v[l];"
+            out.append(f"  for (long t = 0; t < {T}L; ++t) {{\n#pragma HLS PIPELINE II=1\n    {body}\n  }}\n}}\n")
         args = [f"const {prog.inputs[n].dtype.cpp}* {_ident(n)}" for n in prog.inputs]
         args += [f"{prog.stencils[o].dtype.cpp}* out_{_ident(o)}" for o in prog.outputs]
         out.append(f"void kernel({', '.join(args)}) {{")
         out.append("#pragma HLS DATAFLOW")
         for c in an.channels:
             var = _chan_var(c.src, c.dst)
-            out.append(f'  hls::stream<{prog.dtype_of(c.src).cpp}> {var}("{c.name}", {self.depth[c.name]});')
+            out.append(f'  hls::stream<{self._tok(prog.dtype_of(c.src).cpp)}> {var}("{c.name}", {self.depth[c.name]});')
             out.append(f"#pragma HLS STREAM variable={var} depth={self.depth[c.name]}")
         out.append("  hls::sim::Dataflow df;")
         for n in prog.inputs:

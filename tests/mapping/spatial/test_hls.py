@@ -28,10 +28,11 @@ def test_emitted_code_has_the_hls_structure(examples):
         assert f"static void stencil_{name}(" in src
 
 
-def test_csim_forkjoin_equals_reference(examples, tmp_path):
-    """fork/join (constant, copy, shrink boundaries, k-only input, sqrt/min/max, ternary):
-    C-simulation output equals the NumPy reference (float32, tolerance 1 ulp: rtol 1.2e-7)."""
-    p = load_program(examples / "forkjoin.json")
+def test_csim_vectorised_forkjoin_equals_reference(examples, tmp_path):
+    """fork/join (constant, copy, shrink boundaries, k-only input, sqrt/min/max, ternary) with
+    4 points per token: C-simulation output equals the NumPy reference (float32, tolerance
+    1 ulp: rtol 1.2e-7). The scalar code path is exercised by the deadlock test below."""
+    p = load_program(examples / "forkjoin.json").with_vectorization(4)
     out = CSimulation(HLSEmitter(analyse(p)), tmp_path)()
     ref = ReferenceExecutor(p)()
     for o in p.outputs:
