@@ -31,6 +31,7 @@ class MapOptions:
     simulate: bool = False
     emit_hls: Path | None = None
     csim: bool = False
+    sdfg: bool = False
 
 
 def load_any(spec: str) -> Program:
@@ -70,4 +71,12 @@ def map_program(prog: Program, opts: MapOptions) -> MappingResult:
             ref = ReferenceExecutor(prog)(inputs)
             csim_err = max(float(np.max(np.abs(out[o].astype(np.float64) - ref[o]))) for o in prog.outputs)
             hls_path = hls_path or Path(str(emitter.analysis.program.name))
-    return MappingResult(an, part, sim, err, hls_path, csim_err)
+    sdfg_err = None
+    if opts.sdfg:
+        from mapping.spatial.sdfg import SDFGBuilder
+
+        inputs = prog.load_inputs()
+        out = SDFGBuilder(prog).compile()(inputs)
+        ref = ReferenceExecutor(prog)(inputs)
+        sdfg_err = max(float(np.max(np.abs(out[o].astype(np.float64) - ref[o]))) for o in prog.outputs)
+    return MappingResult(an, part, sim, err, hls_path, csim_err, sdfg_err)

@@ -23,6 +23,7 @@ class MappingResult:
     max_abs_error: float | None = None  # simulation vs NumPy reference
     hls_source: Path | None = None
     csim_max_abs_error: float | None = None
+    sdfg_max_abs_error: float | None = None  # compiled DaCe SDFG vs NumPy reference
 
     @property
     def placed(self) -> Analysis:
@@ -76,6 +77,8 @@ def to_dict(res: MappingResult) -> dict[str, Any]:
                              "backpressure_cycles": s.backpressure_cycles,
                              "max_abs_error_vs_reference": res.max_abs_error,
                              "channels": [{"name": c.name, "capacity": c.capacity, "peak": c.peak} for c in s.channels]}
+    if res.sdfg_max_abs_error is not None:
+        out["sdfg"] = {"max_abs_error_vs_reference": res.sdfg_max_abs_error}
     if res.hls_source:
         out["hls"] = {"source": str(res.hls_source), "csim_max_abs_error_vs_reference": res.csim_max_abs_error}
     return out
@@ -130,6 +133,8 @@ def summary(res: MappingResult) -> str:
     if res.hls_source:
         extra = "" if res.csim_max_abs_error is None else f", C-simulation max |error| {res.csim_max_abs_error:.3g}"
         lines.append(f"HLS C++: {res.hls_source}{extra}")
+    if res.sdfg_max_abs_error is not None:
+        lines.append(f"DaCe SDFG (CPU): max |error| vs reference {res.sdfg_max_abs_error:.3g}")
     return "\n".join(lines) + "\n"
 
 

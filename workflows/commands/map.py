@@ -29,6 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--simulate", action="store_true", help="run the cycle-exact streaming simulator and compare with NumPy")
     p.add_argument("--emit-hls", type=Path, default=None, metavar="DIR", help="write the HLS C++ and hls_stream.h into DIR")
     p.add_argument("--csim", action="store_true", help="compile the HLS C++ with g++ and run it (C simulation)")
+    p.add_argument("--sdfg", action="store_true", help="build and compile the DaCe SDFG (CPU) and compare with NumPy")
     p.add_argument("--report", type=Path, default=None, metavar="FILE", help="write the JSON report to FILE")
     p.add_argument("--dot", type=Path, default=None, metavar="FILE", help="write the placed DAG as Graphviz DOT (.dot) or PNG (.png)")
     p.add_argument("--latencies", type=Path, default=None, metavar="FILE",
@@ -61,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
         simulate=args.simulate,
         emit_hls=args.emit_hls,
         csim=args.csim,
+        sdfg=args.sdfg,
     )
     res = map_program(load_any(args.program), opts)
     sys.stdout.write(summary(res))
