@@ -140,7 +140,7 @@ def measure_one(
             noise=(max(samples) - min(samples)) / med if med else 0.0,
             repeats=repeats,
         )
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # setuptools exits on compiler errors
         rec.update(status="invalid", error=f"{type(exc).__name__}: {exc}"[:2000])
         log.debug("schedule %s failed:\n%s", schedule.describe(), traceback.format_exc())
     return rec
@@ -164,7 +164,7 @@ def run_request(request: Mapping[str, Any], results: Path) -> None:
             try:
                 _, seconds, compiled = build_or_load(target, s, cache_dir)
                 rec.update(status="ok", build_seconds=seconds, compiled=compiled)
-            except Exception as exc:
+            except (Exception, SystemExit) as exc:  # setuptools exits on compiler errors
                 rec.update(status="invalid", error=f"{type(exc).__name__}: {exc}"[:2000])
             _append(results, rec)
         return
