@@ -1,0 +1,208 @@
+"""FV3 core performance: one transport (fvtp2d) step of Williamson TC1 on the 6-tile sphere.
+
+Measures in one run: the STREAM triad; per backend the median time of a full step (halo
+exchange, fvtp2d, boundary-flux sync, flux-divergence update) on all 6 ranks in-process; cell
+updates per second; the field traffic per step (every field a stencil touches counted once over
+its compute domain) as a fraction of the triad bandwidth; and, under ``mpiexec -n 6``, the share
+of step time spent in halo exchange. Results are checked against the numpy backend first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchmarks.common import (
+    DOCS_BENCH,
+    BenchmarkError,
+    atomic_write_text,
+    machine_info,
+    markdown_table,
+    stream_triad,
+    time_call,
+    write_json,
+)
+
+NAME = "fv3"
+HELP = "FV3 transport step per backend vs numpy and STREAM; halo share under mpiexec -n 6"
+log = logging.getLogger(__name__)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", type=Path, required=True, help="where to write the JSON results")
+    p.add_argument("--resolution", type=int, default=48, help="cubed sphere C<N> (default 48)")
+    p.add_argument("--backends", nargs="+", default=["numpy", "gt:cpu_ifirst"],
+                   help="backends to measure (numpy is always the baseline)")
+    p.add_argument("--repeats", type=int, default=10, help="timed steps per backend (median)")
+    p.add_argument("--mpi-ranks", type=int, default=6, choices=[0, 6],
+                   help="measure the halo-exchange share under mpiexec -n 6 (0 = skip)")
+    p.add_argument("--markdown", type=Path, default=DOCS_BENCH / "fv3core.md",
+                   help="Markdown table to write (default docs/benchmarks/fv3core.md)")
+
+
+class _CountingStencil:
+    def __init__(self, stencil: Any, counter: list[int]) -> None:
+        self._stencil, self._counter = stencil, counter
+
+    def __call__(self, *, origin, domain, **kwargs) -> None:
+        self._counter[0] += 8 * int(np.prod(domain)) * len(self._stencil.field_names)
+        self._stencil(origin=origin, domain=domain, **kwargs)
+
+
+class _CountingFactory:
+    """A StencilFactory whose stencils count the bytes of the fields they touch."""
+
+    def __init__(self, factory: Any) -> None:
+        self._factory, self.counter = factory, [0]
+
+    @property
+    def backend(self) -> str:
+        return self._factory.backend
+
+    def __call__(self, definition, externals=None, name=None) -> _CountingStencil:
+        return _CountingStencil(self._factory(definition, externals=externals, name=name),
+                                self.counter)  # fmt: skip
+
+
+def _model(backend: str, n: int, mpi: bool = False):
+    from fv3core.advection import Advection, AdvectionConfig
+    from fv3core.ranks import build_ranks
+    from fv3core.testcases.williamson import A_EARTH, CosineBell, SolidBodyFlow
+    from stencils.factory import StencilFactory
+
+    flow = SolidBodyFlow(alpha=np.pi / 2 - 0.05)
+    bell = CosineBell(flow)
+    part, ranks = build_ranks(n, 1, mpi=mpi, radius=A_EARTH)
+    dt = 0.4 * float(min(r.metric.dxa.min() for r in ranks)) / flow.u0
+    factory = _CountingFactory(StencilFactory(backend))
+    model = Advection(factory, part, ranks, AdvectionConfig(hord=8, dt=dt), flow.stream_function,
+                      lambda lon, lat: bell.height(lon, lat))  # fmt: skip
+    return model, factory, ranks
+
+
+def mpi_worker(backend: str, n: int, repeats: int, out: str) -> None:
+    """Run under mpiexec -n 6: per-rank step time and halo-exchange time; rank 0 writes JSON."""
+    import time
+
+    from mapping.cluster import MPIComm
+
+    comm = MPIComm()
+    for turn in range(comm.size):  # serial stencil-cache warm-up
+        if comm.rank == turn:
+            model, _, ranks = _model(backend, n, mpi=True)
+        comm.barrier()
+    model.step()
+    comm.barrier()
+    for ex in model.exchanges + model.flux_exchanges:
+        ex.reset_timers()
+    t0 = time.perf_counter()
+    for _ in range(repeats):
+        model.step()
+    comm.barrier()
+    step = (time.perf_counter() - t0) / repeats
+    halo = sum(sum(ex.timers.values()) for ex in model.exchanges + model.flux_exchanges) / repeats
+    step_max = comm.allreduce_max(step)
+    halo_max = comm.allreduce_max(halo)
+    if comm.rank == 0:
+        Path(out).write_text(json.dumps({"step_s": step_max, "halo_s": halo_max}))
+
+
+def _mpi_share(backend: str, n: int, repeats: int) -> dict[str, float]:
+    mpiexec = Path(sys.executable).with_name("mpiexec")
+    if not mpiexec.exists():
+        raise BenchmarkError(f"{mpiexec} not found: install the mpich wheel into the venv")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "mpi.json"
+        code = (f"from benchmarks.fv3 import mpi_worker; "
+                f"mpi_worker({backend!r}, {n}, {repeats}, {str(out)!r})")  # fmt: skip
+        proc = subprocess.run([str(mpiexec), "-n", "6", sys.executable, "-c", code],
+                              capture_output=True, text=True, env=dict(os.environ))  # fmt: skip
+        if proc.returncode != 0 or not out.exists():
+            raise BenchmarkError(f"mpiexec -n 6 benchmark worker failed:\n{proc.stderr[-2000:]}")
+        data = json.loads(out.read_text())
+    data["halo_share"] = data["halo_s"] / data["step_s"]
+    return data
+
+
+def run(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    n = args.resolution
+    backends = ["numpy"] + [b for b in args.backends if b != "numpy"]
+    stream = stream_triad()
+    results: dict[str, Any] = {}
+    reference = None
+    for backend in tqdm(backends, desc="fv3 bench", unit="backend", disable=None):
+        model, factory, ranks = _model(backend, n)
+        model.step()  # builds/loads everything; also the validation step
+        h = np.concatenate([r.interior().ravel() for r in model.ranks])
+        if reference is None:
+            reference = h
+        elif not np.allclose(h, reference, rtol=1e-12, atol=1e-9):
+            raise BenchmarkError(f"{backend} disagrees with numpy after one step")
+        factory.counter[0] = 0
+        model.step()
+        bytes_per_step = factory.counter[0]
+        t = time_call(model.step, repeats=args.repeats, warmup=1)
+        t_halo = time_call(lambda m=model: (m.halo_update(), m._exchange(m.flux_exchanges)),
+                           repeats=args.repeats, warmup=1)  # fmt: skip
+        cells = 6 * n * n
+        gbs = bytes_per_step / t.median_s / 1e9
+        results[backend] = {
+            "step_ms": t.median_ms, "spread": t.spread, "cell_updates_per_s": cells / t.median_s,
+            "bytes_per_step": bytes_per_step, "achieved_GBs": gbs,
+            "fraction_of_stream": gbs / stream.triad_gbs,
+            "halo_share_in_process": t_halo.median_s / t.median_s,
+        }  # fmt: skip
+    base = results["numpy"]["step_ms"]
+    for r in results.values():
+        r["speedup_vs_numpy"] = base / r["step_ms"]
+    best = min(results, key=lambda b: results[b]["step_ms"])
+    mpi = _mpi_share(best, n, args.repeats) if args.mpi_ranks else None
+    payload = {
+        "benchmark": NAME, "resolution": n, "machine": machine_info(),
+        "stream_triad_GBs": stream.triad_gbs, "backends": results, "mpi_6_ranks": mpi,
+        "best_backend": best,
+    }  # fmt: skip
+    write_json(args.json, payload)
+    rows = [
+        [b, f"{r['step_ms']:.1f}", f"{r['speedup_vs_numpy']:.1f}x", f"{r['cell_updates_per_s']:.3g}",
+         f"{r['bytes_per_step'] / 1e6:.1f}", f"{r['achieved_GBs']:.2f}",
+         f"{100 * r['fraction_of_stream']:.1f}%", f"{100 * r['halo_share_in_process']:.0f}%"]
+        for b, r in results.items()
+    ]  # fmt: skip
+    md = [
+        "# fv3core benchmark: one Williamson TC1 transport step (fvtp2d, hord 8)",
+        "",
+        f"C{n}, 6 tiles, all ranks in one process; `stratoflow bench fv3 --resolution {n} "
+        f"--json FILE`. STREAM triad in the same run: **{stream.triad_gbs:.1f} GB/s** "
+        f"({stream.threads} threads). Machine: {payload['machine'].get('cpu', '?')}; "
+        "shared and noisy (other jobs ran concurrently), so read ratios, not absolute times.",
+        "",
+        markdown_table(
+            ["backend", "step (ms)", "vs numpy", "cell updates/s", "field MB/step",
+             "GB/s", "of STREAM", "halo share (in-process)"], rows),  # fmt: skip
+        "",
+    ]
+    if mpi:
+        md += [
+            f"Under `mpiexec -n 6` ({best}): step {1e3 * mpi['step_s']:.1f} ms, halo exchange "
+            f"{1e3 * mpi['halo_s']:.1f} ms = **{100 * mpi['halo_share']:.0f}%** of the step "
+            "(max over ranks; 6 ranks on the machine's cores, MPICH busy-waits).",
+            "",
+        ]
+    target = results[best]["speedup_vs_numpy"]
+    md += [f"Target: best backend >= 20x numpy per step. Measured: {best} {target:.1f}x "
+           f"({'met' if target >= 20 else 'not met'}).", ""]  # fmt: skip
+    atomic_write_text(args.markdown, "\n".join(md))
+    sys.stdout.write("\n".join(md) + "\n")
+    return 0
