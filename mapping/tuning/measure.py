@@ -45,6 +45,7 @@ class MeasureConfig:
     jobs: int = 2  # parallel build processes
     build_timeout_s: float = 3600.0  # per compilation (two shared cores can be very slow)
     run_timeout_s: float = 120.0  # per schedule
+    startup_timeout_s: float = 900.0  # per worker: imports, reference run (slow on loaded cores)
     cache_dir: Path = field(default_factory=default_cache_dir)
     cores: int = field(default_factory=lambda: os.cpu_count() or 1)
 
@@ -204,7 +205,7 @@ class Evaluator:
                     break
                 batches = [pending] if attempt == 0 else [[s] for s in pending]
                 for batch in batches:
-                    recs = self._child("measure", batch, env, self.config.run_timeout_s * len(batch) + 30)
+                    recs = self._child("measure", batch, env, self.config.run_timeout_s * len(batch) + self.config.startup_timeout_s)
                     for rec in recs:
                         s = next(x for x in batch if x.key == rec["key"])
                         b = builds.get(s.build_key, {})
