@@ -6,8 +6,12 @@ import os
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mapping.tuning.measure import Evaluation
+
+if TYPE_CHECKING:
+    from mapping.tuning.search import SearchResult
 
 
 def atomic_write(path: Path | str, text: str) -> Path:
@@ -41,16 +45,16 @@ def evaluations_table(evaluations: Sequence[Evaluation], default_s: float | None
     return "\n".join(lines) + "\n"
 
 
-def search_report(result: object, title: str, extra: str = "") -> str:
-    evs = result.evaluations  # type: ignore[attr-defined]
-    default = result.default()  # type: ignore[attr-defined]
-    best = result.best  # type: ignore[attr-defined]
+def search_report(result: SearchResult, title: str, extra: str = "") -> str:
+    evs = result.evaluations
+    default = result.default()
+    best = result.best
     head = [
         f"# {title}",
         "",
-        f"- strategy: {result.strategy}, space: {result.space_size} schedules, "  # type: ignore[attr-defined]
+        f"- strategy: {result.strategy}, space: {result.space_size} schedules, "
         f"evaluated: {len(evs)} ({sum(e.ok for e in evs)} valid), reused from the database: "
-        f"{result.reused}, compilations: {result.builds}, timed runs: {result.runs}",  # type: ignore[attr-defined]
+        f"{result.reused}, compilations: {result.builds}, timed runs: {result.runs}",
     ]
     if best is not None:
         head.append(f"- best: `{best.schedule.describe()}` {1e3 * best.median_s:.3f} ms")
