@@ -166,11 +166,11 @@ def run(args: argparse.Namespace) -> int:
         # halo bytes moved per second, all ranks (each byte is read and written once)
         r["halo_GBs"] = r["bytes_sent_all_ranks"] / (r["median_ms"] * 1e-3) / 1e9
         r["fraction_of_triad"] = r["halo_GBs"] / triad if triad else None
+    argv = sys.argv[sys.argv.index("halo") + 1 :] if "halo" in sys.argv else []
+    argv = [Path(a).name if prev == "--json" else a for prev, a in zip([""] + argv, argv)]
     payload = {
         "benchmark": NAME,
-        "command": " ".join(["mpiexec", "-n", str(comm.size), "stratoflow", "bench", "halo",
-                             *sys.argv[sys.argv.index("halo") + 1:]]) if "halo" in sys.argv
-        else COMMAND,
+        "command": " ".join(["mpiexec", "-n", str(comm.size), "stratoflow", "bench", "halo", *argv]),
         "machine": machine_info(),
         "mpi_ranks": comm.size,
         "stream_triad_GBs": triad,
@@ -189,16 +189,32 @@ def run(args: argparse.Namespace) -> int:
          for r in results],
     )
     info = payload["machine"]
+    phases = markdown_table(
+        ["case", "packing", "pack ms", "post ms", "wait ms", "unpack ms"],
+        [[r["case"], p, *(ph[k] for k in ("pack", "post", "wait", "unpack"))]
+         for r in results for p, ph in r["phases_ms"].items()],
+    )
+    oversubscribed = (
+        f" The {comm.size} ranks share {info['cores']} cores (oversubscribed): waiting ranks "
+        "poll, so times include scheduling and are noisy; ratios measured in the same run are "
+        "what to compare."
+        if (info["cores"] or 0) < comm.size
+        else ""
+    )
     doc = (
         "# Halo exchange benchmark\n\n"
-        f"Measured with `{payload['command']}` on {info['cpu']} ({info['cores']} cores, "
-        f"{comm.size} MPI ranks), {info['time']}. STREAM triad in the same run: "
-        f"{triad if triad else 'not measured'} GB/s.\n\n"
+        f"Measured with `{payload['command']}` (run from the repository root with `.venv/bin` "
+        f"first on `PATH`) on {info['cpu']} ({info['cores']} cores, {comm.size} MPI ranks), "
+        f"{info['time']}. STREAM triad in the same run: "
+        f"{f'{triad:.1f} GB/s' if triad else 'not measured'}.{oversubscribed}\n\n"
         "Each case: 3 cell-centred scalars + one D-grid (u, v) pair, 79 levels, halo depth 3, "
         "float64, one rank per tile. *median ms*: median over repeats of the slowest rank's "
-        "time per exchange with the packing the one-time measurement chose; *raw MPI*: "
+        "time per exchange with the packing the one-time measurement chose (`auto`); *raw MPI*: "
         "Isend/Irecv of contiguous buffers with the same bytes between the same rank pairs "
-        "(the limit); target ratio <= 1.3.\n\n" + table
+        "(the limit); target ratio <= 1.3. *slicing / datatypes / shared ms*: each packing "
+        "forced. *halo GB/s*: bytes sent by all ranks per second of exchange; *of triad*: that "
+        "over the STREAM triad.\n\n" + table + "\n## Phases (mean per exchange, rank 0)\n\n"
+        + phases
     )
     atomic_write_text(args.markdown, doc)
     print(table, end="")
