@@ -394,4 +394,5 @@ def _warn_unused(prog: Program) -> None:
     cons = prog.consumers()
     for n, users in cons.items():
         if not users and n not in prog.outputs:
-            log.warning("program '%s': '%s' is computed/read but never used", prog.name, n)
+            what = "input '%s' is never read" if n in prog.inputs else "stencil '%s' is neither read nor an output"
+            log.warning("program '%s': " + what, prog.name, n)
