@@ -350,6 +350,8 @@ class WorkflowRunner:
                 stdout=str(stdout), stderr=str(stderr),
             )  # fmt: skip
             if error is None:
+                if stdout.is_file() and stdout.stat().st_size:  # the step's printed result
+                    shutil.copyfile(stdout, workdir / "stdout.log")
                 files = checksum_tree(workdir)
                 with self._lock:
                     publish_dir(workdir, self.out_dir(inst))

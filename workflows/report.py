@@ -131,6 +131,13 @@ def build_report(db: ProvenanceDB, run_id: str) -> tuple[str, bytes | None]:
             lines.append(f"\n... and {len(files) - 30} more files")
         for f in files:
             path = out / f["path"]
+            if f["path"].endswith(".md") and f["bytes"] < 8_000 and "/" not in f["path"]:
+                body = path.read_text(errors="replace").strip()
+                body = "\n".join(("#### " + ln.lstrip("#").strip()) if ln.startswith("#") else ln
+                                 for ln in body.splitlines())  # fmt: skip
+                lines += ["", f"`{f['path']}`:", "", body]
+            if f["path"] == "result.json":
+                continue
             if f["path"].endswith(".json") and f["bytes"] < 100_000:
                 values = _json_scalars(path)
                 if values:
@@ -139,6 +146,10 @@ def build_report(db: ProvenanceDB, run_id: str) -> tuple[str, bytes | None]:
             if f["path"].endswith(".png"):
                 rel = path.relative_to(run_dir) if path.is_relative_to(run_dir) else path
                 lines += ["", f"![{f['path']}]({rel.as_posix()})"]
+        stdout = out / "stdout.log"
+        if stdout.is_file():
+            tail = stdout.read_text(errors="replace").rstrip().splitlines()[-25:]
+            lines += ["", "Printed output (last lines):", "", "```", *tail, "```"]
         lines.append("")
     lines += ["## Package versions", ""]
     versions = json.loads(run["packages"] or "{}")

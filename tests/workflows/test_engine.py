@@ -119,7 +119,7 @@ def test_failed_step_keeps_logs_blocks_dependents_and_spares_outputs(scripts, tm
 def test_capability_not_landed_is_reported_not_faked(scripts, tmp_path, runs, db, monkeypatch):
     monkeypatch.setattr(kinds.KINDS["tune"], "missing", lambda: "no tuner in this checkout")
     spec = {"name": "partial", "steps": [
-        {"name": "t", "kind": "tune"},
+        {"name": "t", "kind": "tune", "mode": "search"},
         {"name": "after-t", "kind": "command", "argv": ["true"], "after": ["t"]},
         {"name": "own", "kind": "command", "argv": ["true"]}]}  # fmt: skip
     outcome = _run(spec, runs, db)
