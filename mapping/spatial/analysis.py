@@ -122,6 +122,18 @@ class Analysis:
                 return c
         raise KeyError(f"{src}->{dst}")
 
+    def input_halos(self) -> dict[str, tuple[int, ...]]:
+        """Per input: the halo depth per dimension that all outputs together need (for
+        ``mapping/cluster``: how deep each input's halo exchange must be)."""
+        ndim = len(self.program.shape)
+        out: dict[str, list[int]] = {}
+        for ext in self.halos.values():
+            for f, e in ext.items():
+                cur = out.setdefault(f, [0] * ndim)
+                for c in range(ndim):
+                    cur[c] = max(cur[c], -e[c][0], e[c][1])
+        return {f: tuple(v) for f, v in out.items()}
+
     def halo_width(self, output: str) -> tuple[int, ...]:
         """Accumulated halo depth per dimension that ``output`` needs from the inputs."""
         ext = self.halos[output].values()

@@ -69,3 +69,4 @@ def test_accumulated_halos(examples):
     an = analyse(load_program(examples / "hdiff.json"))
     assert an.halos["out_field"]["in_field"] == ((-2, 2), (-2, 2), (0, 0))
     assert an.halo_width("out_field") == (2, 2, 0)
+    assert an.input_halos() == {"in_field": (2, 2, 0), "coeff": (0, 0, 0)}
