@@ -81,9 +81,9 @@ def static_features(target: TuningTarget, fusable_neighbours: int = 0) -> dict[s
     """Features of the stencil's GTIR (no compilation)."""
     from gt4py.cartesian.gtc import gtir
 
-    from stencils.access import analyse
+    from mapping.tuning.targets import analyse_definition
 
-    access = analyse(target.definition, target.externals)
+    access = analyse_definition(target.definition, target.externals)
     ops: Counter[str] = Counter()
     temporaries: set[str] = set()
     statements = 0

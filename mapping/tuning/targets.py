@@ -79,11 +79,26 @@ def _library_target(name: str) -> TuningTarget:
     )
 
 
-def _definition_target(name: str, definition: Callable[..., None]) -> TuningTarget:
+def analyse_definition(definition: Callable[..., None], externals: Mapping[str, Any] | None = None) -> Any:
+    """:func:`stencils.access.analyse`, also for modules with postponed (string) annotations.
+
+    ``gtscript.stencil`` evaluates string annotations, the ``lazy_stencil`` the analysis uses
+    does not: evaluate them the way ``gtscript.stencil`` does, and restore them afterwards.
+    """
+    from gt4py.cartesian import gtscript
+
     from stencils.access import analyse
 
+    original = gtscript._set_arg_dtypes(definition, {})
     try:
-        access = analyse(definition)
+        return analyse(definition, externals)
+    finally:
+        definition.__annotations__ = original
+
+
+def _definition_target(name: str, definition: Callable[..., None]) -> TuningTarget:
+    try:
+        access = analyse_definition(definition)
     except Exception as exc:
         raise TuningError(f"stencil {name!r} cannot be analysed: {exc}") from exc
     halo = max(
