@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from mapping.cluster.arrays import array_module
 from mapping.cluster.errors import HaloError
 from mapping.cluster.geometry import DIRECTIONS
 from mapping.cluster.partitioner import TilePartitioner
@@ -33,7 +34,7 @@ class CornerFill:
         if direction not in ("x", "y"):
             raise HaloError(f"corner_fill must be False, True, 'x' or 'y', got {direction!r}")
         self.array = array
-        self._moves: list[tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]] = []
+        self._moves: list[tuple[tuple[Any, Any], tuple[Any, Any]]] = []
         nx, ny = local_cells
         sx, sy = stagger
         h, d = n_halo, depth
@@ -60,7 +61,13 @@ class CornerFill:
                 ps, qs = -q, p
             si = (ps + (2 * nx if dx > 0 else 0) - 1 + sx) // 2 + h
             sj = (qs + (2 * ny if dy > 0 else 0) - 1 + sy) // 2 + h
-            self._moves.append(((ti.ravel(), tj.ravel()), (si.ravel(), sj.ravel())))
+            xp = array_module(array)  # index arrays live where the data lives (NumPy / CuPy)
+            self._moves.append(
+                (
+                    (xp.asarray(ti.ravel()), xp.asarray(tj.ravel())),
+                    (xp.asarray(si.ravel()), xp.asarray(sj.ravel())),
+                )
+            )
 
     @property
     def active(self) -> bool:
