@@ -242,6 +242,7 @@ class CSimulation:
         self.timeout_s = timeout_s
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix="stratoflow-csim-"))
         src = emitter.write(self.workdir)
+        self.source = src
         self.exe = self.workdir / "csim"
         cmd = [cxx, "-O1", "-std=c++17", "-ffp-contract=off", "-pthread", f"-I{self.workdir}", str(src), "-o", str(self.exe)]
         proc = subprocess.run(cmd, capture_output=True, text=True)

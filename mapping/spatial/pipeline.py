@@ -67,10 +67,11 @@ def map_program(prog: Program, opts: MapOptions) -> MappingResult:
             hls_path = emitter.write(opts.emit_hls)
         if opts.csim:
             inputs = prog.load_inputs()
-            out = CSimulation(emitter, opts.emit_hls)(inputs)
+            csim = CSimulation(emitter, opts.emit_hls)
+            out = csim(inputs)
             ref = ReferenceExecutor(prog)(inputs)
             csim_err = max(float(np.max(np.abs(out[o].astype(np.float64) - ref[o]))) for o in prog.outputs)
-            hls_path = hls_path or Path(str(emitter.analysis.program.name))
+            hls_path = hls_path or csim.source
     sdfg_err = None
     if opts.sdfg:
         from mapping.spatial.sdfg import SDFGBuilder
