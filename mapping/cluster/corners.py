@@ -77,3 +77,83 @@ class CornerFill:
         a = self.array
         for target, source in self._moves:
             a[target] = a[source]
+
+
+def cube_corners(partitioner: TilePartitioner, rank: int) -> list[str]:
+    """This rank's corners where three tiles meet (no diagonal neighbour, both edges exist)."""
+    out = []
+    for corner in ("southwest", "southeast", "northwest", "northeast"):
+        ns, ew = corner[:5], corner[5:]
+        edges = (partitioner.boundary(rank, ns), partitioner.boundary(rank, ew))
+        if partitioner.boundary(rank, corner) is None and None not in edges:
+            if edges[0].tile_offset != (0, 0) and edges[1].tile_offset != (0, 0):
+                out.append(corner)
+    return out
+
+
+class DGridVectorCornerFill:
+    """FV3's ``fill_corners_dgrid`` for a D-grid (u, v) pair at the cube corners.
+
+    The empty halo corner of u is filled from v's halo and vice versa; at the south-west and
+    north-east corners with a sign flip (``vector=True`` in FV3), at the other two without.
+    """
+
+    def __init__(
+        self,
+        partitioner: TilePartitioner,
+        rank: int,
+        u: Any,
+        v: Any,
+        n_halo: int,
+        depth: int,
+        local_cells: tuple[int, int],
+    ) -> None:
+        self.arrays = (u, v)
+        nx, ny = local_cells
+        is_ = js = n_halo
+        ie, je = n_halo + nx - 1, n_halo + ny - 1
+        # (target comp, target i, j, source comp, source i, j, sign) per corner, FV3 formulas
+        rules = {
+            "southwest": lambda i, j: [
+                (0, is_ - i, js - j, 1, is_ - j, js + i - 1, -1),
+                (1, is_ - i, js - j, 0, is_ + j - 1, js - i, -1),
+            ],
+            "northwest": lambda i, j: [
+                (0, is_ - i, je + 1 + j, 1, is_ - j, je + 1 - i, 1),
+                (1, is_ - i, je + j, 0, is_ + j - 1, je + 1 + i, 1),
+            ],
+            "southeast": lambda i, j: [
+                (0, ie + i, js - j, 1, ie + 1 + j, js + i - 1, 1),
+                (1, ie + 1 + i, js - j, 0, ie - j + 1, js - i, 1),
+            ],
+            "northeast": lambda i, j: [
+                (0, ie + i, je + 1 + j, 1, ie + 1 + j, je - i + 1, -1),
+                (1, ie + 1 + i, je + j, 0, ie - j + 1, je + 1 + i, -1),
+            ],
+        }
+        rows = [
+            row
+            for corner in cube_corners(partitioner, rank)
+            for i in range(1, depth + 1)
+            for j in range(1, depth + 1)
+            for row in rules[corner](i, j)
+        ]
+        xp = array_module(u)
+        self._moves = []
+        for tc in (0, 1):
+            for sign in (1, -1):
+                sel = np.array([r for r in rows if r[0] == tc and r[6] == sign], dtype=np.int64)
+                if sel.size:
+                    self._moves.append(
+                        (tc, xp.asarray(sel[:, 1]), xp.asarray(sel[:, 2]), int(sel[0, 3]),
+                         xp.asarray(sel[:, 4]), xp.asarray(sel[:, 5]), sign)
+                    )
+
+    @property
+    def active(self) -> bool:
+        return bool(self._moves)
+
+    def __call__(self) -> None:
+        for tc, ti, tj, sc, si, sj, sign in self._moves:
+            src = self.arrays[sc][si, sj]
+            self.arrays[tc][ti, tj] = src if sign > 0 else -src

@@ -43,6 +43,7 @@ class VectorHalo:
 
     Shapes: A: u, v (nx+2h, ny+2h); C: u (nx+1+2h, ny+2h), v (nx+2h, ny+1+2h);
     D: u (nx+2h, ny+1+2h), v (nx+1+2h, ny+2h). ``depth`` and ``sync_edges`` as for ScalarHalo.
+    ``corner_fill``: D-grid only, FV3's ``fill_corners_dgrid`` (vector) at the cube corners.
     """
 
     u: Any
@@ -51,3 +52,4 @@ class VectorHalo:
     grid: str = "D"
     depth: int | None = None
     sync_edges: bool = True
+    corner_fill: bool = False

@@ -186,3 +186,59 @@ def test_vector_on_periodic_tile_is_unrotated(rng) -> None:
     want = [np.pad(x[2:-2, 2:-2], ((2, 2), (2, 2), (0, 0)), mode="wrap") for x in (u, v)]
     exchange_all(build_local(part, lambda r: [VectorHalo(u, v, n_halo=2, grid="A")]))
     assert np.array_equal(u, want[0]) and np.array_equal(v, want[1])
+
+
+@pytest.mark.parametrize("layout", [(1, 1), (2, 2)])
+def test_dgrid_vector_corner_fill_follows_fv3(layout, rng) -> None:
+    """D-grid (u, v) with corner_fill: the cube-corner halo corners hold the values of pace's
+    fill_corners_dgrid(vector=True) for halo 3 (formulas transcribed below, literal ``i + 2``),
+    exactly; every other point equals the oracle."""
+    part = CubedSpherePartitioner(layout)
+    N, h, st = 6 * layout[0], 3, KINDS["D"]
+    n = N // layout[0]
+    G = oracle.make_global(N, 2, st, rng)
+    local = oracle.scatter(G, part, N, h, st, rng)
+    want = oracle.expected(local, G, part, N, h, h, st)
+    exchange_all(build_local(part, lambda r: [make_spec("D", local[r], h, corner_fill=True)]))
+    is_ = js = h
+    ie = je = h + n - 1
+    filled_any = False
+    for rank, ((x, y), (wu, wv)) in enumerate(zip(local, want)):
+        i_t, j_t = part.subtile_index(rank)
+        sw = i_t == 0 and j_t == 0
+        nw = i_t == 0 and j_t == layout[1] - 1
+        se = i_t == layout[0] - 1 and j_t == 0
+        ne = i_t == layout[0] - 1 and j_t == layout[1] - 1
+        mysign = -1.0
+        targets_u, targets_v = np.zeros(x.shape[:2], bool), np.zeros(y.shape[:2], bool)
+        for i in range(1, h + 1):
+            for j in range(1, h + 1):
+                if sw:
+                    assert np.array_equal(x[is_ - i, js - j], mysign * y[is_ - j, i + 2])
+                    assert np.array_equal(y[is_ - i, js - j], mysign * x[j + 2, js - i])
+                    targets_u[is_ - i, js - j] = targets_v[is_ - i, js - j] = True
+                if nw:
+                    assert np.array_equal(x[is_ - i, je + 1 + j], y[is_ - j, je + 1 - i])
+                    assert np.array_equal(y[is_ - i, je + j], x[j + 2, je + 1 + i])
+                    targets_u[is_ - i, je + 1 + j] = targets_v[is_ - i, je + j] = True
+                if se:
+                    assert np.array_equal(x[ie + i, js - j], y[ie + 1 + j, i + 2])
+                    assert np.array_equal(y[ie + 1 + i, js - j], x[ie - j + 1, js - i])
+                    targets_u[ie + i, js - j] = targets_v[ie + 1 + i, js - j] = True
+                if ne:
+                    assert np.array_equal(x[ie + i, je + 1 + j], mysign * y[ie + 1 + j, je - i + 1])
+                    assert np.array_equal(y[ie + 1 + i, je + j], mysign * x[ie - j + 1, je + 1 + i])
+                    targets_u[ie + i, je + 1 + j] = targets_v[ie + 1 + i, je + j] = True
+        filled_any |= bool(targets_u.any())
+        assert np.array_equal(x[~targets_u], wu[~targets_u])
+        assert np.array_equal(y[~targets_v], wv[~targets_v])
+    assert filled_any
+
+
+def test_vector_corner_fill_only_on_dgrid() -> None:
+    from mapping.cluster import HaloError, HaloExchange, LocalComm
+
+    a = np.zeros((10, 10, 1))
+    with pytest.raises(HaloError, match="D-grid .* only, not the A-grid"):
+        HaloExchange(LocalComm.create(6)[0], CubedSpherePartitioner((1, 1)),
+                     [VectorHalo(a, a, n_halo=2, grid="A", corner_fill=True)])
