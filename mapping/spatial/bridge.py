@@ -4,9 +4,10 @@ Every call's GTIR is translated statement by statement: each assignment to a pro
 or to a temporary that is read at a non-zero offset becomes a stencil node (program fields
 written several times get versioned nodes ``F__1``, ``F__2``, ..., the last one keeps the
 name ``F``); temporaries read only at the centre are inlined into their readers. Scalar
-parameters become constants. Only ``computation(PARALLEL)`` over the full ``interval(...)``
-without horizontal regions, if-statements or variable k offsets maps onto a stream; anything
-else raises :class:`StencilFlowError` naming the call and the construct.
+parameters become constants. Only ``computation(PARALLEL)`` without horizontal regions, if-statements or variable k offsets
+maps onto a stream; a partial ``interval(a, b)`` becomes a select on ``k`` (outside it the
+field keeps its previous value, or 0 for a fresh field, as GT4Py leaves it). Anything else
+raises :class:`StencilFlowError` naming the call and the construct.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from mapping.spatial.expr import (
     Compare,
     Const,
     Expr,
+    Index,
     Logical,
     Ternary,
     Unary,
@@ -66,30 +68,40 @@ class _CallTranslator:
 
         g = self.call.gtir
         temps = {str(t.name) for vl in g.vertical_loops for t in vl.temporaries}
-        stmts = []
+        nk = self.bridge.shape[2]
+        stmts: list[tuple[Any, Expr | None]] = []
         for vl in g.vertical_loops:
             if vl.loop_order != common.LoopOrder.PARALLEL:
                 raise self.fail(f"computation({vl.loop_order.name}) carries a vertical dependency; "
                                 "only PARALLEL computations stream through StencilFlow")
             iv = vl.interval
-            if (iv.start.level, iv.start.offset, iv.end.level, iv.end.offset) != (
-                    common.LevelMarker.START, 0, common.LevelMarker.END, 0):
-                raise self.fail("uses a partial vertical interval; only interval(...) over all levels is supported")
+
+            def level(b: Any) -> int:
+                return b.offset if b.level == common.LevelMarker.START else nk + b.offset
+
+            lo, hi = level(iv.start), level(iv.end)
+            if not 0 <= lo < hi <= nk:
+                raise self.fail(f"interval [{lo}, {hi}) is empty or outside the {nk} vertical levels")
+            cond = None
+            if (lo, hi) != (0, nk):  # a partial interval: computed where lo <= k < hi
+                cond = Logical("and", Compare(">=", Index("k"), Const(lo)), Compare("<", Index("k"), Const(hi)))
             for st in vl.body:
                 if not isinstance(st, gtir.ParAssignStmt):
                     raise self.fail(f"contains a {type(st).__name__} (if-statements and horizontal regions are not supported)")
-                stmts.append(st)
+                stmts.append((st, cond))
         # temporaries read at a non-zero offset, or assigned more than once, become nodes
         reads: dict[str, set[tuple[int, int, int]]] = {}
         writes: dict[str, int] = {}
-        for st in stmts:
+        for st, _ in stmts:
             writes[str(st.left.name)] = writes.get(str(st.left.name), 0) + 1
             for fa in st.right.walk_values().if_isinstance(gtir.FieldAccess):
                 off = fa.offset
                 reads.setdefault(str(fa.name), set()).add((getattr(off, "i", 0), getattr(off, "j", 0), getattr(off, "k", 0)))
-        for st in stmts:
+        for st, cond in stmts:
             target = str(st.left.name)
             value = self.expr(st.right)
+            if cond is not None:  # outside the interval the field keeps its previous value (0 if none)
+                value = Ternary(cond, value, self.previous(target, temps))
             if target in temps:
                 if writes[target] == 1 and reads.get(target, set()) <= {(0, 0, 0)}:
                     self.inline[target] = value
@@ -100,6 +112,16 @@ class _CallTranslator:
                 if field is None:
                     raise self.fail(f"assigns to {target!r}, which is neither a field parameter nor a temporary")
                 self.bridge.write_field(field, value)
+
+    def previous(self, target: str, temps: set[str]) -> Expr:
+        if target in temps:
+            if target in self.temp_node:
+                return Access(self.temp_node[target], (0, 0, 0))
+            return self.inline.get(target, Const(0.0))
+        field = self.call.bindings.get(target)
+        if field is not None and field in self.bridge._version:
+            return Access(self.bridge.current(field), (0, 0, 0))
+        return Const(0.0)
 
     def expr(self, node: Any) -> Expr:
         from gt4py.cartesian.gtc import gtir

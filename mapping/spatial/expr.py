@@ -40,6 +40,13 @@ class Local:
 
 
 @dataclass(frozen=True)
+class Index:
+    """The value of an iterator (the output point's coordinate ``i``, ``j`` or ``k``)."""
+
+    name: str
+
+
+@dataclass(frozen=True)
 class Unary:
     op: str  # "-", "+", "not"
     operand: Expr
@@ -79,7 +86,7 @@ class Call:
     args: tuple[Expr, ...]
 
 
-Expr = Const | Access | Local | Unary | Binary | Compare | Logical | Ternary | Call
+Expr = Const | Access | Local | Index | Unary | Binary | Compare | Logical | Ternary | Call
 
 
 @dataclass(frozen=True)
@@ -228,6 +235,8 @@ class _Parser:
                 return Local(node.id)
             if node.id in self.constants:
                 return Const(self.constants[node.id])
+            if node.id in self.iterators:
+                return Index(node.id)
             if node.id in self.field_dims:
                 dims = self.field_dims[node.id]
                 if dims:
@@ -332,8 +341,14 @@ def parse_computation(
 # ----------------------------------------------------------------------------- evaluation
 
 
-def evaluate(comp: Computation, read: Callable[[Access], np.ndarray], dtype: np.dtype) -> np.ndarray:
-    """Vectorised NumPy evaluation; ``read`` returns the array of values of one access."""
+def evaluate(
+    comp: Computation,
+    read: Callable[[Access], np.ndarray],
+    dtype: np.dtype,
+    index: Callable[[str], np.ndarray] | None = None,
+) -> np.ndarray:
+    """Vectorised NumPy evaluation; ``read`` returns the values of one access, ``index`` the
+    coordinates of an iterator at the evaluated points."""
     env: dict[str, Any] = {}
     cache: dict[Access, np.ndarray] = {}
 
@@ -346,6 +361,10 @@ def evaluate(comp: Computation, read: Callable[[Access], np.ndarray], dtype: np.
             return cache[node]
         if isinstance(node, Local):
             return env[node.name]
+        if isinstance(node, Index):
+            if index is None:
+                raise StencilFlowError(f"internal: iterator '{node.name}' used without coordinates")
+            return index(node.name)
         if isinstance(node, Unary):
             v = ev(node.operand)
             return np.logical_not(v) if node.op == "not" else (-v if node.op == "-" else v)
@@ -454,8 +473,11 @@ def pipeline_latency(comp: Computation, lat: OperationLatencies) -> int:
 # ----------------------------------------------------------------------------- C++
 
 
-def to_cpp(node: Expr, access_name: Callable[[Access], str], ctype: str) -> str:
-    """C++ source of an expression (fields via ``access_name``), computed in ``ctype``."""
+def to_cpp(
+    node: Expr, access_name: Callable[[Access], str], ctype: str, index_name: Callable[[str], str] | None = None
+) -> str:
+    """C++ source of an expression (fields via ``access_name``, iterators via ``index_name``),
+    computed in ``ctype``."""
 
     def c(n: Expr) -> str:
         if isinstance(n, Const):
@@ -466,6 +488,10 @@ def to_cpp(node: Expr, access_name: Callable[[Access], str], ctype: str) -> str:
             return access_name(n)
         if isinstance(n, Local):
             return f"l_{n.name}"
+        if isinstance(n, Index):
+            if index_name is None:
+                raise StencilFlowError(f"internal: iterator '{n.name}' has no C++ name")
+            return f"(({ctype}){index_name(n.name)})"
         if isinstance(n, Unary):
             return f"(!{c(n.operand)})" if n.op == "not" else f"({n.op}{c(n.operand)})"
         if isinstance(n, Binary):
@@ -510,7 +536,7 @@ def to_source(node: Expr, iterators: Sequence[str], field_dims: Mapping[str, Seq
             return repr(n.value)
         if isinstance(n, Access):
             return idx(n)
-        if isinstance(n, Local):
+        if isinstance(n, (Local, Index)):
             return n.name
         if isinstance(n, Unary):
             return f"(not {s(n.operand)})" if n.op == "not" else f"({n.op}{s(n.operand)})"

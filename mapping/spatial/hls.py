@@ -102,9 +102,13 @@ class HLSEmitter:
                                        key=lambda a: (a.field, a.offset))):
             names[acc] = f"v{k}"
             lines += [ind + x for x in self._access(acc, f"v{k}", info.windows[acc.field], st.boundary[acc.field], coords, lane)]
+        def index_name(it: str) -> str:
+            return coords[prog.iterators.index(it)]
+
         for stmt in st.computation.statements[:-1]:
-            lines.append(f"{ind}const {ctype} l_{stmt.target} = ({ctype})({to_cpp(stmt.value, names.__getitem__, ctype)});")
-        res = to_cpp(st.computation.result, names.__getitem__, ctype)
+            code = to_cpp(stmt.value, names.__getitem__, ctype, index_name)
+            lines.append(f"{ind}const {ctype} l_{stmt.target} = ({ctype})({code});")
+        res = to_cpp(st.computation.result, names.__getitem__, ctype, index_name)
         lines.append(f"{ind}const {ctype} res = valid ? ({ctype})({res}) : ({ctype})0;")
         if w > 1:
             lines += [f"{ind}out_tok.v[l] = res;", "    }"]

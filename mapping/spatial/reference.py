@@ -51,11 +51,19 @@ class ReferenceExecutor:
                 sl = tuple(slice(h + d, h + d + n) for h, d, n in zip(halo, acc.offset, prog.shape))
                 return arr[sl]
 
-            out = evaluate(st.computation, read, st.dtype.numpy)
+            out = evaluate(st.computation, read, st.dtype.numpy, self._index)
             out = np.array(np.broadcast_to(out, prog.shape), dtype=st.dtype.numpy)
             out[~valid] = 0
             fields[st.name] = out
         return {n: fields[n] for n in prog.stencils}
+
+    def _index(self, name: str) -> np.ndarray:
+        """Coordinates of iterator ``name`` over the domain (broadcastable)."""
+        prog = self.program
+        c = prog.iterators.index(name)
+        shape = [1] * len(prog.shape)
+        shape[c] = prog.shape[c]
+        return np.arange(prog.shape[c]).reshape(shape)
 
     def _inside(self, offset: tuple[int, ...]) -> np.ndarray:
         """Mask of points whose neighbour at ``offset`` lies in the domain."""

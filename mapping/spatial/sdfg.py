@@ -23,6 +23,7 @@ from mapping.spatial.expr import (
     Compare,
     Const,
     Expr,
+    Index,
     Local,
     Logical,
     Ternary,
@@ -44,6 +45,8 @@ def _py(node: Expr, name: Callable[[Access], str]) -> str:
         return name(node)
     if isinstance(node, Local):
         return f"l_{node.name}"
+    if isinstance(node, Index):
+        return node.name
     if isinstance(node, Unary):
         return f"(not {_py(node.operand, name)})" if node.op == "not" else f"({node.op}{_py(node.operand, name)})"
     if isinstance(node, (Binary, Compare, Logical)):

@@ -364,7 +364,7 @@ class StreamingSimulator:
                 valid &= inside
             return vals
 
-        out = evaluate(st.computation, read, st.dtype.numpy)
+        out = evaluate(st.computation, read, st.dtype.numpy, lambda it: coord(prog.iterators.index(it)))
         out = np.array(np.broadcast_to(out, (p1 - p0,)), dtype=st.dtype.numpy)
         out[~valid] = 0
         self._values[n.name][p0:p1] = out

@@ -120,3 +120,18 @@ def test_cross_dependent_reconvergence_is_exact():
     assert an.channel("a", "c").capacity == an.start["c"] - 0 + 1
     assert an.channel("b", "d").capacity == an.start["d"] - an.start["b"] + 1
     _check_exact(p)
+
+
+def test_iterator_values_in_expressions():
+    """res = a[i,j,k+1] * k if i > 1 else j: reference equals the NumPy formula (exact) and
+    the simulator equals the reference (exact)."""
+    spec = {"inputs": {"a": {"data_type": "float64"}}, "outputs": ["s"], "dimensions": [4, 3, 5],
+            "program": {"s": {"computation_string": "res = a[i,j,k+1] * k if i > 1 else j", "data_type": "float64",
+                              "boundary_conditions": {"a": {"type": "constant", "value": 2.0}}}}}
+    p = load_program(spec)
+    a = p.load_inputs()["a"]
+    i, j, k = np.indices(p.shape)
+    nxt = np.concatenate([a[:, :, 1:], np.full((4, 3, 1), 2.0)], axis=2)
+    expected = np.where(i > 1, nxt * k, j)
+    np.testing.assert_array_equal(ReferenceExecutor(p)()["s"], expected)
+    _check_exact(p)
