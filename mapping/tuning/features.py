@@ -26,8 +26,9 @@ variable_k             static   1 if a field is read at a run-time vertical offs
 fusable_neighbours     static   stencils of its program it can be fused with (0 standalone)
 log_ns_per_point       dynamic  log10 of the numpy-backend run time per grid point (ns)
 bandwidth_fraction     dynamic  compulsory bytes / run time, as a fraction of STREAM triad
-ipc                    dynamic  instructions per cycle from ``perf stat`` (NaN where perf has no
-                                hardware counters, as on this VM; then left out of the distance)
+ipc                    dynamic  instructions per cycle: a slot for hardware counters; not measured
+                                (``perf stat`` on this VM reports ``<not supported>``), so NaN and
+                                left out of the distance
 =====================  =======  ===================================================================
 
 Embeddings are standardised (z-scores over the database) before nearest-neighbour search.
@@ -37,8 +38,6 @@ from __future__ import annotations
 
 import logging
 import math
-import shutil
-import subprocess
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -147,29 +146,6 @@ def dynamic_features(
         "bandwidth_fraction": nbytes / baseline_seconds / (stream_gbs * 1e9) if stream_gbs > 0 else float("nan"),
         "ipc": float("nan") if ipc is None else float(ipc),
     }
-
-
-def perf_ipc(command: Sequence[str], env: Mapping[str, str] | None = None) -> float | None:
-    """Instructions per cycle of ``command`` via ``perf stat``; None where counters are missing."""
-    if shutil.which("perf") is None:
-        return None
-    proc = subprocess.run(
-        ["perf", "stat", "-x,", "-e", "instructions:u,cycles:u", *command],
-        capture_output=True,
-        text=True,
-        env=dict(env) if env else None,
-    )
-    counts = {}
-    for line in proc.stderr.splitlines():
-        parts = line.split(",")
-        if len(parts) > 2 and parts[2] in ("instructions:u", "cycles:u"):
-            try:
-                counts[parts[2]] = float(parts[0])
-            except ValueError:
-                return None  # "<not supported>" on machines without a PMU
-    if len(counts) == 2 and counts["cycles:u"] > 0:
-        return counts["instructions:u"] / counts["cycles:u"]
-    return None
 
 
 @dataclass(frozen=True)

@@ -121,10 +121,14 @@ def _stream_gbs() -> float:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from mapping.tuning.targets import discover, library_names
+    from mapping.tuning.targets import discover_all, library_names
 
-    names = library_names() + discover()
-    sys.stdout.write("\n".join(names) + "\n")
+    tunable, skipped = discover_all()
+    sys.stdout.write("\n".join(library_names() + tunable) + "\n")
+    if skipped:
+        sys.stdout.write("\n# found, but not tunable on their own (they need externals or do not parse):\n")
+        for name, why in skipped.items():
+            sys.stdout.write(f"# {name}: {why.splitlines()[0][:160]}\n")
     return 0
 
 
