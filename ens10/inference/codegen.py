@@ -105,7 +105,7 @@ def generate(
         **{f: getattr(gtscript, f) for f in ("sqrt", "exp", "log", "max", "min", "isnan", "isfinite")},
         "__name__": "ens10.inference.generated",
     }
-    exec(compile(source, filename, "exec"), namespace)  # noqa: S102  (our own generated code)
+    exec(compile(source, filename, "exec", dont_inherit=True), namespace)  # noqa: S102  (our own generated code)
     definition = namespace[name]
     definition.__module__ = "ens10.inference.generated"
     return GeneratedStencil(definition, externals, source)
