@@ -190,6 +190,7 @@ def _write_markdown(path: Path, p: dict[str, Any]) -> None:
             r["stencil"], ", ".join(r["neighbours"]), r["transfer_evals"], r["exhaustive_evals"],
             r["transfer_builds"], r["exhaustive_builds"], r["transfer_ms"], r["best_ms"],
             r["transfer_over_best"], r["speedup_vs_default"] or "-", r["best_speedup_vs_default"] or "-",
+            f"{r['median_noise']:.0%}",
         ]
         for r in p["results"]
     ]
@@ -218,10 +219,20 @@ def _write_markdown(path: Path, p: dict[str, Any]) -> None:
             markdown_table(
                 ["stencil", "neighbours", "transfer evals", "exhaustive evals", "transfer builds",
                  "exhaustive builds", "transfer ms", "best ms", "transfer/best",
-                 "speedup vs numpy (transfer)", "speedup vs numpy (best)"],
+                 "speedup vs numpy (transfer)", "speedup vs numpy (best)", "median noise"],
                 rows,
             ),
         ]
     else:
-        text.append("No stencil has a complete exhaustive search yet: nothing to compare.\n")
+        text.append(
+            "Fewer than two stencils have a complete exhaustive search yet: nothing to compare.\n"
+        )
+    text += [
+        "",
+        "Evaluations are timed schedules (median of the repeats after warm-up, each validated "
+        "against the numpy backend first); builds are distinct compiled artefacts (schedules that "
+        "differ only in OpenMP run-time settings share one). Noise is (max - min) / median of a "
+        "schedule's repeats. The exhaustive best is the minimum over all measured schedules, so "
+        "transfer/best >= 1 by construction and includes the minimum's selection bias.",
+    ]
     atomic_write_text(path, "\n".join(text))
