@@ -130,4 +130,4 @@ def wait(job_id: str, poll_s: float = 2.0, timeout_s: float | None = None) -> st
 
 def check_submittable(spec: WorkflowSpec) -> list[str]:
     """Steps whose capability has not landed (they will be listed, not run, in the job)."""
-    return [i.id for i in expand(spec) if KINDS[i.step.kind].missing() is not None]  # type: ignore[attr-defined]
+    return [i.id for i in expand(spec) if KINDS[i.step.kind].missing_for(i.step) is not None]  # type: ignore[attr-defined]

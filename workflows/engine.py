@@ -226,7 +226,7 @@ class WorkflowRunner:
         h = self.hashes[inst.id]
         common = dict(step_hash=h, kind=kind.name, out_dir=str(self.out_dir(inst)),
                       log_dir=str(self.step_dir(inst) / "logs"))  # fmt: skip
-        missing = kind.missing()
+        missing = kind.missing_for(inst.step)
         if missing is not None:
             msg = f"not landed yet: {missing}"
             self.db.set_step(self.run_id, inst.id, status="not_landed", message=msg, **common)

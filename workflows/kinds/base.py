@@ -55,6 +55,10 @@ class Kind:
         """Why the capability is not available (None when it is)."""
         return None
 
+    def missing_for(self, step: StepBase) -> str | None:
+        """Why this particular step cannot run (e.g. a case not implemented yet)."""
+        return self.missing()
+
     def plan(self, step: StepBase, ctx: PlanContext) -> TaskPlan:
         raise NotImplementedError
 

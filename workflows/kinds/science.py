@@ -42,12 +42,17 @@ class FV3Kind(CliKind):
     name = "fv3"
     summary = "an FV3 dynamical-core case on 6 x layout^2 MPI ranks"
     command = ("fv3", "run")
+    WARM_DAYS = 0.01  # the serial cache warm-up: a step or two
 
-    def _args(self, step: FV3Step, output: Path) -> tuple[str, ...]:
+    def _args(self, step: FV3Step, output: Path | None, days: float | None = None) -> tuple[str, ...]:
         args = (
             *self.command, "--case", step.case, "--resolution", str(step.resolution),
-            "--layout", str(step.layout), "--days", str(step.days), "--output", str(output),
+            "--layout", str(step.layout), "--days", str(days or step.days),
         )  # fmt: skip
+        if output is not None:
+            args += ("--output", str(output))
+        if cli_rejects((*args, "--no-progress")) is None:
+            args += ("--no-progress",)
         if cli_rejects((*args, "--backend", step.backend)) is None:
             args += ("--backend", step.backend)
         elif step.backend != "numpy":
@@ -60,12 +65,27 @@ class FV3Kind(CliKind):
     def probe_args(self) -> tuple[str, ...]:
         return self._args(FV3Step(name="probe", kind="fv3"), Path("probe.nc"))
 
+    def missing_for(self, step: StepBase) -> str | None:
+        assert isinstance(step, FV3Step)
+        reason = self.missing()
+        if reason is not None:
+            return reason
+        try:
+            from fv3core.config import CASES
+        except ImportError as exc:
+            return f"fv3core.config is not importable ({exc})"
+        if step.case not in CASES:
+            return f"FV3 case {step.case} is not implemented yet (implemented: {', '.join(CASES)})"
+        return None
+
     def plan(self, step: StepBase, ctx: PlanContext) -> TaskPlan:
         assert isinstance(step, FV3Step)
         args = self._args(step, ctx.out_dir / f"{step.case}_c{step.resolution}.nc")
         warm = None
-        if step.warm_cache and cli_rejects((*args, "--warm-only")) is None:
-            warm = cli_argv(*args, "--warm-only")
+        if step.warm_cache and step.ranks > 1:
+            # Outside mpiexec/srun the FV3 command runs all ranks in one process: one short
+            # serial run builds every stencil into the cache before the ranks start.
+            warm = cli_argv(*self._args(step, None, days=self.WARM_DAYS))
         return TaskPlan(cli_argv(*args), ranks=step.ranks, warm_argv=warm)
 
 

@@ -1,0 +1,103 @@
+"""Step kinds build the command lines of the capabilities they call (no execution here)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+
+from workflows.engine import shell_command
+from workflows.kinds import KINDS, PlanContext
+from workflows.spec import parse_spec
+
+
+def _step(data: dict, base: Path | None = None):
+    return parse_spec({"name": "k", "steps": [data]}, "k.yaml", base).steps[0]
+
+
+def test_fv3_plan_runs_on_6_layout2_ranks_after_a_serial_warm_up(tmp_path):
+    kind = KINDS["fv3"]
+    if kind.missing() is not None:
+        pytest.skip(f"fv3 command not available: {kind.missing()}")
+    step = _step({"name": "tc", "kind": "fv3", "case": "williamson1", "resolution": 24,
+                  "layout": 2, "days": 1})  # fmt: skip
+    out = tmp_path / "out dir"
+    plan = kind.plan(step, PlanContext(out, {}))
+    assert plan.ranks == 24
+    args = list(plan.argv)
+    assert args[args.index("--case") + 1] == "williamson1"
+    assert args[args.index("--layout") + 1] == "2"
+    assert args[args.index("--output") + 1] == str(out / "williamson1_c24.nc")
+    warm = list(plan.warm_argv or ())
+    assert "--output" not in warm and float(warm[warm.index("--days") + 1]) < 0.1
+    text = shell_command(plan, out)
+    lines = text.splitlines()
+    warm_line = next(i for i, ln in enumerate(lines) if ln == shlex.join(warm))
+    mpi_line = next(i for i, ln in enumerate(lines) if ln.startswith("${PARSL_MPI_PREFIX"))
+    assert warm_line < mpi_line  # the cache is warmed serially before the ranks start
+    assert f"cd {shlex.quote(str(out))}" in lines  # a path with a space stays one word
+
+
+def test_fv3_case_not_implemented_is_not_landed():
+    kind = KINDS["fv3"]
+    if kind.missing() is not None:
+        pytest.skip(f"fv3 command not available: {kind.missing()}")
+    from fv3core.config import CASES
+
+    missing = [c for c in ("williamson1", "williamson2", "williamson5", "williamson6")
+               if c not in CASES]  # fmt: skip
+    if not missing:
+        pytest.skip("every Williamson case is implemented")
+    step = _step({"name": "tc", "kind": "fv3", "case": missing[0]})
+    assert "not implemented yet" in kind.missing_for(step)
+
+
+def test_tune_transfer_copies_the_search_database(tmp_path):
+    kind = KINDS["tune"]
+    search_out = tmp_path / "search"
+    search_out.mkdir()
+    (search_out / "tuning.sqlite").write_bytes(b"db")
+    step = parse_spec({"name": "k", "steps": [
+        {"name": "search", "kind": "tune", "mode": "search", "stencil": "laplacian_3d"},
+        {"name": "transfer", "kind": "tune", "stencil": "hdiff", "db_from": "search"}]},
+        "k.yaml").steps[1]  # fmt: skip
+    out = tmp_path / "out"
+    out.mkdir()
+    plan = kind.plan(step, PlanContext(out, {"search": [search_out]}))
+    assert (out / "tuning.sqlite").read_bytes() == b"db"
+    args = list(plan.argv)
+    assert args[args.index("tune") + 1: args.index("tune") + 3] == ["transfer", "hdiff"]
+    assert args[args.index("--db") + 1] == str(out / "tuning.sqlite")
+
+
+def test_ens10_evaluate_uses_the_training_checkpoints(tmp_path):
+    data, emos, out = tmp_path / "data", tmp_path / "emos", tmp_path / "out"
+    for d in (data / "netcdf", emos, out):
+        d.mkdir(parents=True)
+    (emos / "result.json").write_text(json.dumps("emos_t2m.pt"))  # relative to the step folder
+    spec = parse_spec({"name": "k", "steps": [
+        {"name": "d", "kind": "ens10_sample"},
+        {"name": "e", "kind": "ens10_train", "model": "emos", "data_from": "d"},
+        {"name": "v", "kind": "ens10_evaluate", "data_from": "d", "models_from": ["e"]}]},
+        "k.yaml")  # fmt: skip
+    kind = KINDS["ens10_evaluate"]
+    kwargs = kind.kwargs(spec.steps[2], PlanContext(out, {"d": [data], "e": [emos]}))
+    assert kwargs == {"data_dir": str(data / "netcdf"), "checkpoints": [str(emos / "emos_t2m.pt")],
+                      "out_dir": str(out)}  # fmt: skip
+
+
+def test_command_placeholders(tmp_path):
+    spec = parse_spec({"name": "k", "steps": [
+        {"name": "a", "kind": "command", "argv": ["true"]},
+        {"name": "b", "kind": "command", "argv": ["cp", "{input.a}/x", "{out}/y"],
+         "after": ["a"]}]}, "k.yaml")  # fmt: skip
+    plan = KINDS["command"].plan(spec.steps[1], PlanContext(tmp_path / "o", {"a": [tmp_path / "a"]}))
+    assert plan.argv == ("cp", f"{tmp_path}/a/x", f"{tmp_path}/o/y")
+    from workflows.errors import SpecError
+
+    with pytest.raises(SpecError, match=r"unknown placeholder \{input.a\}"):
+        parse_spec({"name": "k", "steps": [
+            {"name": "a", "kind": "command", "argv": ["true"]},
+            {"name": "b", "kind": "command", "argv": ["cat", "{input.a}"]}]}, "k.yaml")  # fmt: skip
