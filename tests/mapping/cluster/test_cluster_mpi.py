@@ -10,7 +10,7 @@ from __future__ import annotations
 import cube_oracle as oracle
 import numpy as np
 import pytest
-from conftest import KINDS, make_spec
+from cluster_helpers import KINDS, make_spec
 
 from mapping.cluster import CubedSpherePartitioner, HaloExchange
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import cube_oracle as oracle
 import numpy as np
 import pytest
-from conftest import KINDS, assert_bitwise, build_local, exchange_all, make_spec
+from cluster_helpers import KINDS, assert_bitwise, build_local, exchange_all, make_spec
 
 from mapping.cluster import CubedSpherePartitioner, ScalarHalo, TilePartitioner, VectorHalo
 
