@@ -11,7 +11,7 @@ exactly ``clim + bias + m`` and the ensemble std exactly ``r * sigma``. The ense
 ``bias(s)`` and under-dispersive by ``r(s)`` in [0.5, 0.8], both smooth functions of location.
 The optimal correction is ``N(mean - bias, (std / r)^2) = N(clim + m, sigma^2)`` (the oracle,
 written to ``SAMPLE_{target}_oracle.nc``), a member of the per-grid-point EMOS family, and its
-expected CRPS is ``sigma (sqrt 2 - 1) / sqrt pi``. Other variables are climatology plus smooth
+expected CRPS is ``sigma / sqrt(pi)``. Other variables are climatology plus smooth
 noise carrying no information about the truth. SST is NaN over an analytic land mask.
 
 ``make_sample`` writes both layouts from the same deterministic generator:

@@ -16,6 +16,7 @@ from ens10.inference.exporter import (
     export_model,
     load_model,
 )
+from ens10.inference.postprocess import PostprocessConfig, postprocess
 from ens10.inference.runner import InferenceProgram, pad_sphere
 
 __all__ = [
@@ -23,8 +24,10 @@ __all__ = [
     "ExportError",
     "ExportedModel",
     "InferenceProgram",
+    "PostprocessConfig",
     "export_checkpoint",
     "export_model",
     "load_model",
     "pad_sphere",
+    "postprocess",
 ]

@@ -238,6 +238,14 @@ def _static_location(names: Sequence[str], lat: np.ndarray, lon: np.ndarray) -> 
     return {n: loc[LOCATION_INPUTS.index(n)] for n in names if n in LOCATION_INPUTS}
 
 
+def required_variables(net: nn.Module, ckpt: Mapping[str, Any]) -> tuple[str, ...]:
+    """netCDF names of the variables whose members (or mean/std) the exported program reads."""
+    tvar = schema.target(str(ckpt["target"])).netcdf_variable
+    if isinstance(net, EMOS):
+        return (tvar,)
+    return tuple(_predictor_variables(list(ckpt["inputs"]), tvar))
+
+
 def export_model(
     net: nn.Module,
     ckpt: Mapping[str, Any],

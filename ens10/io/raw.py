@@ -63,7 +63,23 @@ def _normalise_dates(dates: Iterable[str] | None, available: Sequence[str]) -> l
     return wanted
 
 
+def _check_complete_messages(path: Path) -> None:
+    """A GRIB file ends with the '7777' end section of its last message; anything else means
+    the file was truncated or damaged (cfgrib would silently drop the damaged tail)."""
+    size = path.stat().st_size
+    with open(path, "rb") as fh:
+        head = fh.read(4)
+        fh.seek(max(size - 4, 0))
+        tail = fh.read(4)
+    if head != b"GRIB" or tail != b"7777":
+        raise ENS10DataError(
+            f"GRIB file {path} is corrupt or truncated (it does not start with 'GRIB' and end "
+            "with '7777'): download it again"
+        )
+
+
 def _open_one(path: Path, kind: str, chunks: dict | None) -> xr.Dataset:
+    _check_complete_messages(path)
     try:
         ds = xr.open_dataset(
             path, engine="cfgrib", chunks=chunks if chunks is not None else {},
@@ -106,6 +122,7 @@ def open_raw(
             f"{', '.join(schema.VARIABLES[kind])}"
         )
     parts = []
+    first_years: tuple[Path, set[int]] | None = None
     for mmdd in wanted_dates:
         path = files[mmdd]
         ds = _open_one(path, kind, chunks)
@@ -136,6 +153,20 @@ def open_raw(
             if lack:
                 raise ENS10DataError(f"GRIB file {path} lacks steps {lack} h (has {have})")
             ds = ds.sel(step=[np.timedelta64(int(s), "h") for s in steps])
+        if ds.sizes.get("number", 0) != schema.MEMBERS:
+            raise ENS10DataError(
+                f"GRIB file {path} has {ds.sizes.get('number', 0)} members, ENS-10 has {schema.MEMBERS}"
+            )
+        file_years = set(ds["time"].dt.year.values.tolist())
+        if years is None:
+            if first_years is None:
+                first_years = (path, file_years)
+            elif file_years != first_years[1]:
+                raise ENS10DataError(
+                    f"GRIB file {path} holds years {sorted(file_years)} but {first_years[0].name} "
+                    f"holds {sorted(first_years[1])}: a file is incomplete; download it again or "
+                    "pass years= to select common years"
+                )
         if years is not None:
             wanted_years = _year_list(years)
             have_years = ds["time"].dt.year.values

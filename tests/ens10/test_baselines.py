@@ -1,0 +1,78 @@
+"""Baselines trained on the sample: EMOS reaches the oracle, every model beats the raw ensemble
+on the test years, checkpoints have the documented format and training resumes exactly."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from ens10.evaluate import evaluate
+from ens10.train import load_checkpoint, train
+
+TARGET = "t850"
+
+
+@pytest.fixture(scope="module")
+def trained(sample_nc, tmp_path_factory):
+    """Checkpoints of every baseline (few epochs) for t850 on the sample."""
+    out = tmp_path_factory.mktemp("ens10_ckpt")
+    epochs = {"emos": 6, "emos_global": 4, "mlp": 6, "lenet": 3, "unet": 6, "transformer": 3}
+    return {m: train(m, TARGET, sample_nc, out, epochs=e) for m, e in epochs.items()}
+
+
+@pytest.fixture(scope="module")
+def scores(sample_nc, trained, tmp_path_factory):
+    out = tmp_path_factory.mktemp("ens10_eval")
+    md = evaluate(sample_nc, list(trained.values()), out)
+    return out, md, pd.read_csv(out / "scores.csv").set_index("model")
+
+
+def test_emos_within_two_percent_of_the_oracle(scores):
+    """Per-grid-point EMOS fitted by minimum CRPS on 1998-2013: test-year CRPS within 2% of the
+    generator's oracle N(clim + m, sigma) (the optimal correction)."""
+    _, _, df = scores
+    oracle = df.loc["oracle (generator truth)", "crps"]
+    assert df.loc["emos", "crps"] <= 1.02 * oracle
+
+
+@pytest.mark.parametrize("model", ["emos", "emos_global", "mlp", "lenet", "unet", "transformer"])
+def test_every_baseline_beats_the_raw_ensemble(scores, model):
+    """Test-year CRPS and EECRPS of each baseline below the raw ensemble's."""
+    _, _, df = scores
+    raw = df.loc["raw ensemble"]
+    assert df.loc[model, "crps"] < raw["crps"]
+    assert df.loc[model, "eecrps"] < raw["eecrps"]
+
+
+def test_evaluate_outputs(scores):
+    """scores.md/csv and the PNG figures exist; EECRPS and the members' fair CRPS are computed."""
+    out, md, df = scores
+    assert md.read_text().startswith("# ENS-10 scores")
+    assert np.isfinite(df["eecrps"]).all()
+    assert np.isfinite(df.loc["raw ensemble", "crps_members_fair"])
+    for name in (f"crps_improvement_{TARGET}.png", f"reliability_{TARGET}.png"):
+        assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_checkpoint_format(trained):
+    """The documented checkpoint keys; state dicts of EMOS/MLP/LeNet are plain tensors."""
+    for model in ("emos", "mlp", "lenet"):
+        ck = load_checkpoint(trained[model])
+        assert {"model", "config", "state_dict", "normalisation", "inputs"} <= set(ck)
+        assert ck["model"] == model and ck["target"] == TARGET
+        assert len(ck["normalisation"]["channel_mean"]) == len(ck["inputs"])
+        assert all(isinstance(v, torch.Tensor) for v in ck["state_dict"].values())
+        assert ck["inputs"][:2] == ["Z_mean", "Z_std"]
+
+
+def test_resume_reproduces_an_uninterrupted_run(sample_nc, tmp_path):
+    """2 epochs, then resumed to 3, give bit-identical weights to 3 epochs in one go
+    (deterministic seeds, optimizer state in the .last.pt)."""
+    a = train("mlp", TARGET, sample_nc, tmp_path / "a", epochs=3, seed=1)
+    train("mlp", TARGET, sample_nc, tmp_path / "b", epochs=2, seed=1)
+    b = train("mlp", TARGET, sample_nc, tmp_path / "b", epochs=3, seed=1)
+    sa, sb = load_checkpoint(a)["state_dict"], load_checkpoint(b)["state_dict"]
+    for k in sa:
+        torch.testing.assert_close(sa[k], sb[k], rtol=0, atol=0)
