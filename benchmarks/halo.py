@@ -69,11 +69,7 @@ def _raw_exchange(comm: Any, ex: Any) -> Callable[[], None]:
     """Isend/Irecv of contiguous buffers with the exchange's byte counts, same rank pairs."""
     itemsize = 8
     send = {d: np.ones(b // itemsize) for d, b in ex.message_bytes().items()}
-    recv_bytes = {src: sum(
-        (t.recv[0].stop - t.recv[0].start) * (t.recv[1].stop - t.recv[1].start)
-        * ex._arrays[t.component].shape[2] for t in ts
-    ) for src, ts in ex._messages.recvs.items()}
-    recv = {s: np.empty(n) for s, n in recv_bytes.items()}
+    recv = {s: np.empty(b // itemsize) for s, b in ex.receive_bytes().items()}
     tag = 77
 
     def run() -> None:

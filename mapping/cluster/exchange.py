@@ -242,6 +242,14 @@ class HaloExchange:
             for dest, ts in self._messages.sends.items()
         }
 
+    def receive_bytes(self) -> dict[int, int]:
+        """Bytes this rank receives from each neighbour per exchange."""
+        itemsize = self._arrays[0].dtype.itemsize
+        return {
+            src: itemsize * sum(self._arrays[t.component][t.recv].size for t in ts)
+            for src, ts in self._messages.recvs.items()
+        }
+
     def start(self) -> None:
         """Pack, post receives and sends. Call :meth:`wait` before the next start.
 

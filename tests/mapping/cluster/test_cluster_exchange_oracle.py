@@ -70,6 +70,9 @@ def test_many_fields_one_message_and_buffer_reuse(rng) -> None:
             want = oracle.expected(fresh[f], Gs[f], part, N, h, h, KINDS[k])
             assert_bitwise(local[f], want)
     assert all(ex.n_exchanges == 3 for ex in exchanges)
+    for r, ex in enumerate(exchanges):  # what one rank sends, its neighbour expects
+        for dest, nbytes in ex.message_bytes().items():
+            assert exchanges[dest].receive_bytes()[r] == nbytes > 0
     assert set(exchanges[0].timers) == {"pack", "post", "wait", "unpack"}
     assert all(v >= 0.0 for v in exchanges[0].timers.values())
 
