@@ -235,4 +235,4 @@ def _write_markdown(path: Path, p: dict[str, Any]) -> None:
         "schedule's repeats. The exhaustive best is the minimum over all measured schedules, so "
         "transfer/best >= 1 by construction and includes the minimum's selection bias.",
     ]
-    atomic_write_text(path, "\n".join(text))
+    atomic_write_text(path, "\n".join(text) + "\n")
