@@ -270,6 +270,8 @@ class WorkflowRunner:
         running: dict[concurrent.futures.Future, StepInstance] = {}
         bar = tqdm(total=len(self.instances), initial=len(outcomes), desc=self.run_id,
                    unit="step", disable=not self.progress, leave=True)  # fmt: skip
+        self._bar = bar
+        self._active: set[str] = set()
         try:
             with concurrent.futures.ThreadPoolExecutor(self.site.max_workers) as drivers:
                 while pending or running:
@@ -284,7 +286,6 @@ class WorkflowRunner:
                             bar.update(1)
                         elif all(d is not None for d in deps):
                             pending.remove(inst)
-                            bar.set_postfix_str(inst.id)
                             running[drivers.submit(self._run_step, inst, executor)] = inst
                     if not running:
                         continue
@@ -314,6 +315,19 @@ class WorkflowRunner:
             d = self.by_id[dep]
             inputs.setdefault(d.spec_name, []).append(self.out_dir(d))
         start = time.time()
+        self._show_active(inst.id, True)
+        try:
+            return self._tries(inst, executor, kind, retries, step_dir, logs, inputs, start)
+        finally:
+            self._show_active(inst.id, False)
+
+    def _show_active(self, step_id: str, active: bool) -> None:
+        with self._lock:
+            (self._active.add if active else self._active.discard)(step_id)
+            self._bar.set_postfix_str(", ".join(sorted(self._active)))
+
+    def _tries(self, inst: StepInstance, executor, kind, retries: int, step_dir: Path, logs: Path,
+               inputs: dict[str, list[Path]], start: float) -> StepOutcome:  # fmt: skip
         task_ids: list[int] = []
         self.db.set_step(self.run_id, inst.id, status="running", started=start, ended=None,
                          exit_code=None, message="")  # fmt: skip
