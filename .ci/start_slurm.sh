@@ -30,7 +30,7 @@ mkdir -p "$CONF_DIR" /var/spool/slurmctld /var/spool/slurmd /var/log/slurm /run/
 cat > "$CONF_DIR/slurm.conf" <<CONF
 # one-node Slurm for stratoflow's workflow tests (written by .ci/start_slurm.sh)
 ClusterName=stratoflow
-SlurmctldHost=${HOST}
+SlurmctldHost=${HOST}(127.0.0.1)
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
@@ -55,7 +55,7 @@ InactiveLimit=0
 MinJobAge=300
 KillWait=5
 Waittime=0
-NodeName=${HOST} CPUs=${CPUS} RealMemory=${MEM} State=UNKNOWN
+NodeName=${HOST} NodeAddr=127.0.0.1 CPUs=${CPUS} RealMemory=${MEM} State=UNKNOWN
 PartitionName=debug Nodes=${HOST} Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
 CONF
 cat > "$CONF_DIR/cgroup.conf" <<CONF
