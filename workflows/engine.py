@@ -341,8 +341,9 @@ class WorkflowRunner:
             try:
                 plan = kind.plan(inst.step, PlanContext(workdir, inputs))
                 handle = executor.submit(shell_command(plan, workdir), plan.ranks, stdout, stderr)
-            except WorkflowError as exc:
-                message = str(exc)
+            except Exception as exc:  # a step that cannot even start fails alone
+                message = str(exc) if isinstance(exc, WorkflowError) else f"{type(exc).__name__}: {exc}"
+                log.error("step %s: cannot start: %s", inst.id, message)
                 self.db.set_step(self.run_id, inst.id, status="failed", message=message,
                                  ended=time.time(), tries=k + 1)  # fmt: skip
                 return StepOutcome(inst.id, kind.name, "failed", k + 1, time.time() - start, message)
