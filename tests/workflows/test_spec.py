@@ -124,3 +124,15 @@ def test_default_workflow_is_valid():
     assert {"fv3", "map", "tune", "ens10_sample", "ens10_train", "ens10_evaluate"} <= kinds
     tc2 = next(s for s in spec.steps if s.kind == "fv3")
     assert (tc2.case, tc2.resolution, tc2.ranks) == ("williamson2", 24, 6)
+
+
+def test_example_specs_are_valid():
+    from workflows.paths import DEFAULT_SPEC
+
+    for path in sorted(DEFAULT_SPEC.parent.glob("*.yaml")):
+        spec = load_spec(path)
+        assert expand(spec), path
+    sweep = load_spec(DEFAULT_SPEC.parent / "sweep.yaml")
+    tc1 = [i for i in expand(sweep) if i.spec_name == "tc1"]
+    assert sorted((i.step.resolution, i.step.ranks) for i in tc1) == [
+        (12, 6), (12, 24), (24, 6), (24, 24)]
