@@ -122,7 +122,7 @@ def test_default_workflow_is_valid():
     spec = load_spec(DEFAULT_SPEC)
     kinds = {s.kind for s in spec.steps}
     assert {"fv3", "map", "tune", "ens10_sample", "ens10_train", "ens10_evaluate"} <= kinds
-    tc2 = next(s for s in spec.steps if s.kind == "fv3")
+    tc2 = next(s for s in spec.steps if s.name == "tc2")
     assert (tc2.case, tc2.resolution, tc2.ranks) == ("williamson2", 24, 6)
 
 
