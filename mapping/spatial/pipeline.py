@@ -35,7 +35,10 @@ class MapOptions:
 
 
 def load_any(spec: str) -> Program:
-    """A JSON path, or ``synthetic:KIND:N[:SIZE]`` (KIND in chain/fork/diamond, cube of SIZE)."""
+    """A JSON path, ``synthetic:KIND:N[:SIZE]`` (KIND in chain/fork/diamond, cube of SIZE), or
+    ``library:NAME[:SIZE]`` (a stencil of ``stencils.library`` bridged from GTScript)."""
+    if spec.startswith("library:"):
+        return _library_program(spec)
     if spec.startswith("synthetic:"):
         parts = spec.split(":")
         if len(parts) not in (3, 4) or parts[1] not in KINDS or not parts[2].isdigit():
@@ -81,3 +84,27 @@ def map_program(prog: Program, opts: MapOptions) -> MappingResult:
         ref = ReferenceExecutor(prog)(inputs)
         sdfg_err = max(float(np.max(np.abs(out[o].astype(np.float64) - ref[o]))) for o in prog.outputs)
     return MappingResult(an, part, sim, err, hls_path, csim_err, sdfg_err)
+
+
+def _library_program(spec: str) -> Program:
+    from mapping.spatial.bridge import from_stencil_program
+
+    parts = spec.split(":")
+    try:
+        from stencils.library import LIBRARY
+        from stencils.program import StencilProgram
+    except ImportError as exc:  # pragma: no cover - stencils is part of the project
+        raise StencilFlowError(f"{spec}: the stencils package is not importable ({exc})") from None
+    if len(parts) not in (2, 3) or parts[1] not in LIBRARY or (len(parts) == 3 and not parts[2].isdigit()):
+        raise StencilFlowError(f"bad library spec {spec!r}; write library:NAME[:SIZE] with NAME in {sorted(LIBRARY)}")
+    lib = LIBRARY[parts[1]]
+    size = int(parts[2]) if len(parts) == 3 else 32
+    sp = StencilProgram(lib.name, inputs=list(lib.inputs), outputs=list(lib.outputs))
+    try:
+        sp.add(lib.definition, label=lib.name, **{f: f for f in (*lib.inputs, *lib.outputs)}, **dict(lib.params))
+    except Exception as exc:
+        raise StencilFlowError(
+            f"{spec}: cannot call library stencil {lib.name!r} with its fields and default parameters ({exc}); build a "
+            f"StencilProgram in Python and use mapping.spatial.bridge.from_stencil_program"
+        ) from None
+    return from_stencil_program(sp, (size, size, max(size // 4, 4)))

@@ -18,12 +18,13 @@ def register(sub: argparse._SubParsersAction) -> None:
             "Analyse a StencilFlow JSON program (reuse buffers, pipeline latencies, exact minimal "
             "delay buffers, performance model, halo depths), place it on one or more devices, "
             "optionally simulate it cycle-exactly against the NumPy reference and emit Vitis-style "
-            "HLS C++. PROGRAM is a JSON file or synthetic:KIND:N[:SIZE] (KIND chain/fork/diamond). "
+            "HLS C++. PROGRAM is a JSON file, synthetic:KIND:N[:SIZE] (KIND chain/fork/diamond) or "
+            "library:NAME[:SIZE] (a GTScript stencil of stencils.library, e.g. library:hdiff). "
             "Example: stratoflow map mapping/spatial/examples/hdiff.json --devices 2 --simulate "
             "--report hdiff.json"
         ),
     )
-    p.add_argument("program", metavar="PROGRAM", help="StencilFlow JSON file or synthetic:KIND:N[:SIZE]")
+    p.add_argument("program", metavar="PROGRAM", help="StencilFlow JSON file, synthetic:KIND:N[:SIZE] or library:NAME[:SIZE]")
     p.add_argument("--devices", type=int, default=1, help="number of devices in the chain (default 1)")
     p.add_argument("--vector-width", type=int, default=None, help="points per cycle (overrides the program's vectorization)")
     p.add_argument("--simulate", action="store_true", help="run the cycle-exact streaming simulator and compare with NumPy")
