@@ -96,7 +96,7 @@ def shell_command(plan: TaskPlan, workdir: Path) -> str:
     lines += [f"export {k}={shlex.quote(v)}" for k, v in sorted(plan.env.items())]
     if plan.warm_argv:
         lines.append('echo "stratoflow: warming the stencil cache serially" >&2')
-        lines.append(shlex.join(plan.warm_argv))
+        lines.append(shlex.join(plan.warm_argv) + " >&2")  # its printout is not the result
     if plan.ranks > 1:
         lines.append('${PARSL_MPI_PREFIX:?"no MPI launcher set"} ' + shlex.join(plan.argv))
     else:
