@@ -43,13 +43,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Libraries that log every compiler command line at INFO; shown only with -vv.
+_CHATTY_LOGGERS = ("root", "compilers", "distutils", "setuptools", "dace", "gt4py", "parsl")
+
+
 def setup_logging(verbosity: int) -> None:
-    level = logging.WARNING - 10 * verbosity if verbosity else logging.INFO
-    logging.basicConfig(
-        level=max(level, logging.DEBUG),
-        format="%(asctime)s %(levelname)-7s %(name)s: %(message)s",
-        datefmt="%H:%M:%S",
+    """INFO for stratoflow's own loggers; third-party build chatter only with -vv."""
+    level = logging.DEBUG if verbosity >= 1 else logging.INFO
+    handler = logging.StreamHandler()
+    handler.setFormatter(
+        logging.Formatter("%(asctime)s %(levelname)-7s %(name)s: %(message)s", datefmt="%H:%M:%S")
     )
+    for name in ("stencils", "mapping", "fv3core", "ens10", "workflows", "benchmarks", "stratoflow"):
+        logging.getLogger(name).setLevel(level)
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG if verbosity >= 2 else logging.WARNING)
+    for name in _CHATTY_LOGGERS:
+        logging.getLogger(name).setLevel(logging.DEBUG if verbosity >= 2 else logging.WARNING)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
