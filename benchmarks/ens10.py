@@ -36,6 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--models", default="emos,emos_global,mlp,lenet,unet,transformer",
                         help="comma-separated baselines to train")
     parser.add_argument("--workdir", type=Path, default=None, help="keep the sample and checkpoints here")
+    parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's)")
     parser.add_argument("--no-doc", action="store_true", help="do not rewrite docs/benchmarks/ens10.md")
 
 
@@ -63,10 +64,14 @@ def _netcdf_throughput(root: Path, target: str) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
+    import torch
+
     from ens10.evaluate import evaluate
     from ens10.sample import make_sample
     from ens10.train import load_checkpoint, train
 
+    if args.threads:
+        torch.set_num_threads(args.threads)
     models = [m for m in args.models.split(",") if m]
     if not models:
         raise BenchmarkError("--models is empty: name at least one baseline")
@@ -108,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     doc = (
         "# ENS-10 benchmark\n\n"
         f"`stratoflow bench ens10 --grid {args.grid} --dates {args.dates} --epochs {args.epochs} "
-        f"--target {args.target}` on {m['cpu']} ({m['cores']} cores, shared and noisy), "
+        f"--target {args.target}{f' --threads {args.threads}' if args.threads else ''}` on {m['cpu']} ({m['cores']} cores, shared and noisy), "
         f"{m['time']}. STREAM triad in the same run: {stream.triad_gbs:.1f} GB/s.\n\n"
         f"Sample: {args.grid} degree grid, 1998-2017, {args.dates} initialisation dates a year "
         f"(generated in {make_s:.0f} s); GRIB part: 1 date, 2016-2017, levels 500/850.\n\n"

@@ -133,17 +133,19 @@ def _plot_maps(maps: dict, lat, lon, target: str, path: Path) -> None:
     n = max(len(maps), 1)
     cols = min(n, 3)
     rows = (n + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(4.6 * cols, 2.6 * rows), squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.8 * cols, 2.9 * rows), squeeze=False,
+                             layout="constrained")
     vmax = max((np.nanmax(np.abs(m)) for m in maps.values()), default=1.0)
     for ax, (name, m) in zip(axes.flat, maps.items()):
         im = ax.pcolormesh(lon, lat, m, cmap="RdBu", vmin=-vmax, vmax=vmax, shading="nearest")
         ax.set_title(name, fontsize=9)
         ax.set_xlabel("longitude")
         ax.set_ylabel("latitude")
-        fig.colorbar(im, ax=ax, shrink=0.8, label="CRPS(raw) - CRPS(model)")
+        fig.colorbar(im, ax=ax, shrink=0.8, label="ΔCRPS")
     for ax in list(axes.flat)[len(maps):]:
         ax.set_visible(False)
-    fig.suptitle(f"{target}: CRPS improvement over the raw ensemble (blue = better)", fontsize=10)
+    fig.suptitle(f"{target}: ΔCRPS = CRPS(raw) - CRPS(model), time mean (blue = better)",
+                 fontsize=10)
     _save_fig(fig, path)
 
 

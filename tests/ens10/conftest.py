@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import pytest
+import torch
 
 from ens10.sample import SampleConfig, SampleGenerator, make_sample
+
+# The test machine is small and shared: one intra-op thread avoids oversubscription.
+torch.set_num_threads(1)
 
 # 10 degree grid (19 x 72/2 points), all 20 years so that train/validation/test splits exist,
 # 12 calendar dates a year: 192 training initialisations per grid point.
