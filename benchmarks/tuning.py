@@ -149,6 +149,23 @@ def run(args: argparse.Namespace) -> int:
             if default and default.ok else None,
             "median_noise": statistics.median(e.noise or 0.0 for e in ok.values()),
         })
+    progress = []
+    for name in names:
+        evs = {k: e for k, e in db.evaluations(name, domain).items() if k in keys and e.status != TIMEOUT}
+        ok = [e for e in evs.values() if e.ok]
+        best = min(ok, key=lambda e: e.median_s) if ok else None
+        default = evs.get(Schedule("numpy").key)
+        progress.append({
+            "stencil": name,
+            "evaluated": len(evs),
+            "space_size": len(space),
+            "valid": len(ok),
+            "best_schedule": best.schedule.describe() if best else None,
+            "best_ms": 1e3 * float(best.median_s) if best else None,
+            "default_ms": 1e3 * float(default.median_s) if default and default.ok else None,
+            "best_speedup_vs_default": float(default.median_s) / float(best.median_s)
+            if best and default and default.ok else None,
+        })
     summary: dict[str, Any] = {
         "stencils_requested": len(names),
         "stencils_complete": len(complete),
@@ -175,6 +192,7 @@ def run(args: argparse.Namespace) -> int:
         "k": args.k,
         "searched_this_run": searched,
         "missing": sorted(set(names) - set(complete)),
+        "exhaustive_progress": progress,
         "results": results,
         "summary": summary,
     }
@@ -229,6 +247,20 @@ def _write_markdown(path: Path, p: dict[str, Any]) -> None:
         )
     text += [
         "",
+        "## Exhaustive search progress",
+        "",
+        markdown_table(
+            ["stencil", "evaluated", "valid", "best schedule (so far)", "best ms", "numpy ms",
+             "speedup vs numpy"],
+            [
+                [q["stencil"], f"{q['evaluated']} / {q['space_size']}", q["valid"],
+                 f"`{q['best_schedule']}`" if q["best_schedule"] else "-",
+                 q["best_ms"] if q["best_ms"] is not None else "-",
+                 q["default_ms"] if q["default_ms"] is not None else "-",
+                 q["best_speedup_vs_default"] if q["best_speedup_vs_default"] else "-"]
+                for q in p["exhaustive_progress"]
+            ],
+        ),
         "Evaluations are timed schedules (median of the repeats after warm-up, each validated "
         "against the numpy backend first); builds are distinct compiled artefacts (schedules that "
         "differ only in OpenMP run-time settings share one). Noise is (max - min) / median of a "
