@@ -140,7 +140,7 @@ def train(
 ) -> Path:
     """Train ``model`` for ``target`` on ``data_dir`` (preprocessed layout); returns the exported
     checkpoint ``out_dir/{model}_{target}.pt``. Resumes from ``out_dir/{model}_{target}.last.pt``
-    when its config matches."""
+    when its config matches (except ``epochs``, so a finished run can be extended)."""
     cfg = TrainConfig(model=model, target=target, epochs=epochs, **overrides)
     out_dir = Path(out_dir)
     final = out_dir / f"{model}_{target}.pt"
@@ -167,7 +167,8 @@ def train(
     state = {"epoch": 0, "best_val": float("inf"), "best_state": None, "history": [], "bad": 0}
     if resume and last_path.is_file():
         last = load_checkpoint(last_path)
-        if last["config"] == dataclasses.asdict(cfg):
+        same = {k: v for k, v in last["config"].items() if k != "epochs"}
+        if same == {k: v for k, v in dataclasses.asdict(cfg).items() if k != "epochs"}:
             net.load_state_dict(last["state_dict"])
             opt.load_state_dict(last["optimizer"])
             state = last["state"]

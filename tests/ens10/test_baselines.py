@@ -71,8 +71,10 @@ def test_resume_reproduces_an_uninterrupted_run(sample_nc, tmp_path):
     """1 epoch, then resumed to 2, gives bit-identical weights to 2 epochs in one go
     (deterministic seeds, optimizer state in the .last.pt)."""
     a = train("mlp", TARGET, sample_nc, tmp_path / "a", epochs=2, seed=1)
-    train("mlp", TARGET, sample_nc, tmp_path / "b", epochs=1, seed=1)
+    first = load_checkpoint(train("mlp", TARGET, sample_nc, tmp_path / "b", epochs=1, seed=1))
     b = train("mlp", TARGET, sample_nc, tmp_path / "b", epochs=2, seed=1)
+    hist = load_checkpoint(b)["history"]
+    assert len(hist) == 2 and hist[0] == first["history"][0]  # epoch 1 was resumed, not redone
     sa, sb = load_checkpoint(a)["state_dict"], load_checkpoint(b)["state_dict"]
     for k in sa:
         torch.testing.assert_close(sa[k], sb[k], rtol=0, atol=0)
