@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +20,9 @@ from fv3core.stencils.transport import (
 from mapping.cluster import HaloExchange, ScalarHalo, VectorHalo
 
 log = logging.getLogger(__name__)
+
+#: f(lon, lat) -> values (radians in, numpy arrays out)
+FieldFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
 def face_winds_from_stream_function(
@@ -50,7 +54,9 @@ class AdvectionConfig:
 class RankAdvection:
     """One rank's state and routines for transport of a scalar by steady prescribed winds."""
 
-    def __init__(self, factory: Any, rank: Rank, config: AdvectionConfig, psi_fn, q0_fn) -> None:
+    def __init__(
+        self, factory: Any, rank: Rank, config: AdvectionConfig, psi_fn: FieldFn, q0_fn: FieldFn
+    ) -> None:
         from stencils.storage import Domain, from_numpy, zeros
 
         self.rank, self.config = rank, config
@@ -104,7 +110,7 @@ class Advection:
 
     def __init__(
         self, factory: Any, partitioner: Any, ranks: list[Rank], config: AdvectionConfig,
-        psi_fn, q0_fn,
+        psi_fn: FieldFn, q0_fn: FieldFn,
     ) -> None:  # fmt: skip
         self.ranks = [RankAdvection(factory, r, config, psi_fn, q0_fn) for r in ranks]
         self.exchanges = [

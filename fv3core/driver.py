@@ -107,10 +107,8 @@ def run(config: FV3Config, mpi: bool = False, progress: bool = True) -> RunResul
     else:
         model = Advection(factory, part, ranks, adv_cfg, *args)
     area_glob = _gather(ranks, part, {r.rank: r.metric.interior_area for r in ranks}, n)
-    mass0 = None if area_glob is None else None
     h0 = _gather(ranks, part, {r.rank.rank: r.interior() for r in model.ranks}, n)
-    if h0 is not None:
-        mass0 = float(np.sum(h0 * area_glob))
+    mass0 = None if h0 is None else float(np.sum(h0 * area_glob))
     t0 = time.perf_counter()
     for _ in tqdm(range(steps), desc=f"{config.case} C{n}", unit="step",
                   disable=not (progress and is_root)):  # fmt: skip
