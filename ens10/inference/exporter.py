@@ -120,12 +120,12 @@ class _Builder:
         m = self.members
         ms = [f"m{k}" for k in range(m)]
         stmts = [
-            ("mean", f"{tree_sum(ms)} / {float(m)!r}"),
-            ("std", f"sqrt({tree_sum([f'(m{k} - mean) * (m{k} - mean)' for k in range(m)])} / {float(m)!r})"),
+            ("mn", f"{tree_sum(ms)} / {float(m)!r}"),
+            ("sd", f"sqrt({tree_sum([f'(m{k} - mn) * (m{k} - mn)' for k in range(m)])} / {float(m)!r})"),
         ]
-        gen = generate(f"ensemble_stats_{m}", ms, ["mean", "std"], stmts)
+        gen = generate(f"ensemble_stats_{m}", ms, ["mn", "sd"], stmts)
         for v in self.variables:
-            self.add(gen, f"ensemble_stats_{v}", mean=f"{v}_mean", std=f"{v}_std",
+            self.add(gen, f"ensemble_stats_{v}", mn=f"{v}_mean", sd=f"{v}_std",
                      **{f"m{k}": member_field(v, k) for k in range(m)})
 
     def predictors(self, names: Sequence[str], cmean: Sequence[float], cstd: Sequence[float]) -> list[str]:
@@ -181,12 +181,12 @@ class _Builder:
             ("o0", linear_terms(w[0], b[0], ins, consts, 0)),
             ("o1", linear_terms(w[1], b[1], ins, consts, 1)),
             ("y", "o1 + SOFTPLUS_ONE"),
-            ("mu", "mean + SCALE * o0"),
-            ("sigma", f"(std + SCALE_EPS) * (y if y > {SOFTPLUS_THRESHOLD!r} else log(1.0 + exp(y)))"),
+            ("mu", "mn + SCALE * o0"),
+            ("sigma", f"(sd + SCALE_EPS) * (y if y > {SOFTPLUS_THRESHOLD!r} else log(1.0 + exp(y)))"),
         ]
-        gen = generate("head", [*ins, "mean", "std"], ["mu", "sigma"], stmts, consts.values)
-        self.add(gen, "head", **dict(zip(ins, inputs)), mean=f"{self.tvar}_mean",
-                 std=f"{self.tvar}_std", mu="mu", sigma="sigma")
+        gen = generate("head", [*ins, "mn", "sd"], ["mu", "sigma"], stmts, consts.values)
+        self.add(gen, "head", **dict(zip(ins, inputs)), mn=f"{self.tvar}_mean",
+                 sd=f"{self.tvar}_std", mu="mu", sigma="sigma")
 
     def program(self) -> StencilProgram:
         prog = StencilProgram(self.name, inputs=self.inputs, outputs=["mu", "sigma"],
@@ -272,21 +272,21 @@ def export_model(
         if per_point:
             b.static = {f"emos_{k}": v for k, v in params.items()}
             b.inputs += list(b.static)
-            refs = {k: k for k in params}
+            refs = {k: f"e_{k}" for k in params}
         else:
             refs = {k: consts.add(float(v.reshape(-1)[0]), k) for k, v in params.items()}
         stmts = [
-            ("xm", f"(mean - {refs['loc']}) / {refs['spread']}"),
+            ("xm", f"(mn - {refs['loc']}) / {refs['spread']}"),
             ("mu", f"{refs['loc']} + {refs['spread']} * ({refs['a']} + {refs['b']} * xm)"),
-            ("s", f"std / {refs['spread']}"),
+            ("s", f"sd / {refs['spread']}"),
             ("sigma", f"{refs['spread']} * sqrt({refs['c']} * {refs['c']} + "
                       f"({refs['d']} * s) * ({refs['d']} * s) + 1e-12)"),
         ]
-        field_params = list(params) if per_point else []
-        gen = generate("emos" if per_point else "emos_global", ["mean", "std", *field_params],
+        field_params = [f"e_{k}" for k in params] if per_point else []
+        gen = generate("emos" if per_point else "emos_global", ["mn", "sd", *field_params],
                        ["mu", "sigma"], stmts, consts.values)
-        b.add(gen, "emos", mean=f"{tvar}_mean", std=f"{tvar}_std", mu="mu", sigma="sigma",
-              **{k: f"emos_{k}" for k in field_params})
+        b.add(gen, "emos", mn=f"{tvar}_mean", sd=f"{tvar}_std", mu="mu", sigma="sigma",
+              **{f: f"emos_{f[2:]}" for f in field_params})
         halo = 0
     elif isinstance(net, MLP):
         mods = list(net.net)
