@@ -118,6 +118,10 @@ def run(args: argparse.Namespace) -> int:
         f"Sample: {args.grid} degree grid, 1998-2017, {args.dates} initialisation dates a year "
         f"(generated in {make_s:.0f} s); GRIB part: 1 date, 2016-2017, levels 500/850.\n\n"
         "## Data loading\n\n"
+        "A sample is one initialisation: the 48 h fields of all 10 members (GRIB: z t q w d u v at "
+        "500/850 hPa and the 11 surface fields, opened lazily with cfgrib, which indexes every "
+        "message first) or all predictor channels, the target members and ERA5 (netCDF, "
+        "`load_split` of the training years). GB/s counts the decoded float32 bytes.\n\n"
         + markdown_table(["source", "initialisations", "seconds", "samples/s", "GB/s", "fraction of triad"], load_rows)
         + "\n## Training (CPU, torch)\n\n"
         + markdown_table(["model", "epochs", "median s/epoch", "best validation CRPS"], train_rows)
