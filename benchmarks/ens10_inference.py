@@ -1,0 +1,233 @@
+"""ENS-10 post-processing inference: exported stencil programs vs PyTorch CPU on a global field.
+
+One date of a 0.5-degree global field (361 x 720), 10 members per predictor variable. Both
+sides do the whole inference from the raw members: ensemble mean/std, standardised predictors,
+the network, the Gaussian head. PyTorch runs the checkpoint's model (float32, its training
+dtype, and float64); the stencil program runs in float64 on each requested GT4Py backend.
+Same process, same threads (``--threads`` sets torch and OMP_NUM_THREADS). Weights are random
+with the shapes of the default trained models (timings do not depend on their values).
+Effective bandwidth = compulsory bytes (members read + mu/sigma written, float64) / time, as a
+fraction of the STREAM triad measured in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks.common import (
+    DOCS_BENCH,
+    BenchmarkError,
+    atomic_write_text,
+    machine_info,
+    markdown_table,
+    stream_triad,
+    time_call,
+    write_json,
+)
+
+log = logging.getLogger(__name__)
+
+NAME = "ens10-inference"
+HELP = "ENS-10 EMOS/MLP/LeNet as stencil programs vs PyTorch CPU on a 0.5-degree global field"
+MODELS = ("emos", "mlp", "lenet")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", type=Path, help="write the results as JSON to this file")
+    p.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
+    p.add_argument("--backends", nargs="+", default=["numpy", "gt:cpu_ifirst"],
+                   help="GT4Py backends to time (default numpy gt:cpu_ifirst)")
+    p.add_argument("--grid", type=float, default=0.5, help="grid spacing in degrees (default 0.5)")
+    p.add_argument("--members", type=int, default=10)
+    p.add_argument("--hidden", type=int, default=32, help="MLP/LeNet hidden width (trained default 32)")
+    p.add_argument("--channels", type=int, default=16, help="LeNet channels (trained default 16)")
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--doc", type=Path, default=DOCS_BENCH / "ens10-inference.md",
+                   help="Markdown output (default docs/benchmarks/ens10-inference.md)")
+
+
+def _checkpoint(model: str, grid: float, hidden: int, channels: int, seed: int = 0):
+    import torch
+
+    from ens10 import schema
+    from ens10.baselines.data import LOCATION_INPUTS
+    from ens10.baselines.models import build_model
+    from ens10.grid import grid_axes
+
+    lat, lon = grid_axes(grid)
+    lat = lat[::-1].copy()
+    inputs = [f"{schema.NETCDF_NAME[v]}_{s}" for v in schema.PL_VARIABLES for s in ("mean", "std")]
+    inputs += list(LOCATION_INPUTS)
+    rng = np.random.default_rng(seed)
+    shape = (len(lat), len(lon))
+    norm = {"channel_mean": [float(rng.normal()) for _ in inputs],
+            "channel_std": [float(rng.uniform(0.5, 2)) for _ in inputs],
+            "target_loc": 270.0, "target_scale": 3.0,
+            "emos_loc": torch.from_numpy(rng.normal(270, 5, shape).astype(np.float32)),
+            "emos_spread": torch.from_numpy(rng.uniform(1, 4, shape).astype(np.float32)),
+            "n_location": len(LOCATION_INPUTS)}
+    kw = {"hidden": hidden} if model == "mlp" else {"hidden": hidden, "channels": channels} if model == "lenet" else {}
+    net = build_model(model, len(inputs), shape, norm, **kw)
+    torch.manual_seed(seed)
+    with torch.no_grad():
+        for p in net.parameters():
+            p.copy_(torch.randn_like(p) * 0.3 + (1.0 if model == "emos" else 0.0))
+    net.eval()
+    ckpt = {"model": model, "target": "t850", "normalisation": norm, "inputs": inputs,
+            "grid": {"lat": lat.tolist(), "lon": lon.tolist()}}
+    return net, ckpt
+
+
+class TorchPipeline:
+    """PyTorch inference from the raw members (stats, standardisation, model), one dtype."""
+
+    def __init__(self, net, ckpt, exported, members: dict[str, np.ndarray], dtype) -> None:
+        import torch
+
+        from ens10.baselines.data import LOCATION_INPUTS
+        from ens10.grid import location_features
+
+        self.torch, self.dtype = torch, dtype
+        self.net = net.to(dtype)
+        self.inputs = list(ckpt["inputs"])
+        norm = ckpt["normalisation"]
+        self.cm = torch.tensor(norm["channel_mean"], dtype=dtype).view(1, -1, 1, 1)
+        self.cs = torch.tensor(norm["channel_std"], dtype=dtype).view(1, -1, 1, 1)
+        self.vars = list(exported.variables)
+        m = exported.members
+        self.members = {v: torch.from_numpy(np.stack([members[f"{v}_m{k}"] for k in range(m)])).to(dtype)
+                        for v in self.vars}
+        lat, lon = np.asarray(ckpt["grid"]["lat"]), np.asarray(ckpt["grid"]["lon"])
+        self.loc = {n: torch.from_numpy(location_features(lat, lon)[i]).to(dtype)
+                    for i, n in enumerate(LOCATION_INPUTS)}
+        self.tvar = "T"
+        self.pointwise_emos = ckpt["model"].startswith("emos")
+
+    def __call__(self):
+        torch = self.torch
+        with torch.no_grad():
+            stats = {}
+            for v in (self.vars if not self.pointwise_emos else [self.tvar]):
+                mem = self.members[v]
+                stats[f"{v}_mean"] = mem.mean(0)
+                stats[f"{v}_std"] = mem.std(0, unbiased=False)
+            if self.pointwise_emos:
+                x = None
+            else:
+                x = torch.stack([stats[n] if n in stats else self.loc[n] for n in self.inputs])[None]
+                x = torch.nan_to_num((x - self.cm) / self.cs, nan=0.0)
+            return self.net(x, stats[f"{self.tvar}_mean"][None], stats[f"{self.tvar}_std"][None])
+
+
+def run(args: argparse.Namespace) -> int:
+    os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
+    import torch
+
+    from ens10.inference import InferenceProgram, export_model
+    from stencils import CPU_BACKENDS
+
+    bad = [b for b in args.backends if b not in CPU_BACKENDS]
+    if bad:
+        raise BenchmarkError(f"--backends {bad}: choose from {', '.join(CPU_BACKENDS)}")
+    torch.set_num_threads(args.threads)
+    stream = stream_triad(threads=args.threads)
+    results = []
+    for model in args.models:
+        net, ckpt = _checkpoint(model, args.grid, args.hidden, args.channels)
+        ex = export_model(net, ckpt, members=args.members)
+        rng = np.random.default_rng(1)
+        members = {n: 270.0 + rng.normal(0, 3, ex.shape) for n in ex.forecast_inputs}
+        points = ex.shape[0] * ex.shape[1]
+        nbytes = 8 * points * (len(ex.forecast_inputs) + 2)
+        row = {"model": model, "points": points, "fields_in": len(ex.forecast_inputs),
+               "halo": ex.halo, "compulsory_bytes": nbytes, "torch": {}, "stencils": {}}
+        ref = None
+        for name, dtype in (("float32", torch.float32), ("float64", torch.float64)):
+            pipe = TorchPipeline(net, ckpt, ex, members, dtype)
+            t = time_call(pipe, repeats=args.repeats, warmup=1)
+            row["torch"][name] = {"median_s": t.median_s, "spread": t.spread}
+            if name == "float64":
+                ref = [a[0].numpy() for a in pipe()]
+            log.info("%s torch %s: %.4f s", model, name, t.median_s)
+        for backend in args.backends:
+            t0 = time.perf_counter()
+            try:
+                runner = InferenceProgram(ex, backend)
+            except Exception as exc:  # a backend that fails to build is reported, not fatal
+                log.warning("%s on %s: build failed: %s", model, backend, exc)
+                row["stencils"][backend] = {"error": str(exc)[:300]}
+                continue
+            build_s = time.perf_counter() - t0
+            t = time_call(lambda r=runner, f=members: r(f), repeats=args.repeats, warmup=1)
+            mu, sigma = runner(members)
+            err = max(float(np.max(np.abs(mu - ref[0]) / np.abs(ref[0]).max())),
+                      float(np.max(np.abs(sigma - ref[1]) / np.abs(ref[1]).max())))
+            row["stencils"][backend] = {
+                "median_s": t.median_s, "spread": t.spread, "build_s": build_s,
+                "gbs": nbytes / t.median_s / 1e9, "fraction_of_stream": nbytes / t.median_s / 1e9 / stream.triad_gbs,
+                "max_rel_error_vs_torch_float64": err,
+            }
+            log.info("%s %s: %.4f s (build %.1f s), rel. error %.2e", model, backend, t.median_s, build_s, err)
+        timed = {b: r for b, r in row["stencils"].items() if "median_s" in r}
+        if timed:
+            best = min(timed, key=lambda b: timed[b]["median_s"])
+            row["best_backend"] = best
+            row["speedup_vs_torch_float32"] = row["torch"]["float32"]["median_s"] / timed[best]["median_s"]
+        results.append(row)
+    payload = {"benchmark": NAME, "machine": machine_info(), "threads": args.threads,
+               "stream_triad_gbs": stream.triad_gbs, "grid": args.grid, "members": args.members,
+               "hidden": args.hidden, "channels": args.channels, "results": results}
+    if args.json:
+        write_json(args.json, payload)
+    atomic_write_text(args.doc, _markdown(payload, args))
+    print(_table(payload))
+    return 0
+
+
+def _table(payload: dict) -> str:
+    rows = []
+    for r in payload["results"]:
+        for b, s in r["stencils"].items():
+            if "median_s" not in s:
+                rows.append([r["model"], b, "build failed", "", "", "", "", ""])
+                continue
+            rows.append([r["model"], b, 1e3 * s["median_s"], 1e3 * r["torch"]["float32"]["median_s"],
+                         1e3 * r["torch"]["float64"]["median_s"],
+                         r["torch"]["float32"]["median_s"] / s["median_s"], s["gbs"],
+                         s["fraction_of_stream"]])
+    return markdown_table(["model", "backend", "stencil ms", "torch f32 ms", "torch f64 ms",
+                           "torch f32 / stencil", "eff. GB/s", "of STREAM"], rows)
+
+
+def _markdown(payload: dict, args: argparse.Namespace) -> str:
+    m = payload["machine"]
+    cmd = (f"stratoflow bench {NAME} --models {' '.join(args.models)} --backends "
+           f"{' '.join(args.backends)} --threads {args.threads} --json FILE")
+    lines = [
+        f"# Benchmark: {NAME}",
+        "",
+        f"Global {args.grid}-degree field ({payload['results'][0]['points'] if payload['results'] else 0} "
+        f"points), {args.members} members per predictor variable, one date; whole inference from "
+        "the raw members (ensemble mean/std, predictors, network, Gaussian head). Stencil "
+        "programs in float64 (weights as GTScript externals); PyTorch CPU on the same machine, "
+        f"same run, {args.threads} threads. MLP hidden={args.hidden}, LeNet channels={args.channels}, "
+        f"hidden={args.hidden}. STREAM triad in the same run: {payload['stream_triad_gbs']:.1f} GB/s.",
+        "",
+        f"Machine: {m['cpu']}, {m['cores']} cores (shared with other jobs: noisy), {m['time']}.",
+        "",
+        _table(payload),
+        "",
+        "Effective bandwidth = compulsory bytes (every member field read once + mu, sigma written, "
+        "float64) / median time. Max relative error vs PyTorch float64 and build times are in the JSON.",
+        "",
+        f"Reproduce: `{cmd}`",
+        "",
+    ]
+    return "\n".join(lines)
