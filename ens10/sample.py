@@ -24,7 +24,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -81,7 +81,6 @@ class SampleConfig:
     layouts: tuple[str, ...] = ("grib", "netcdf")
     efi_bins: int = 100
     climate_years: tuple[int, int] = (schema.SPLITS["train"][0], schema.SPLITS["validation"][1])
-    extra: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         y0, y1 = self.years

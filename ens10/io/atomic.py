@@ -36,11 +36,6 @@ def write_netcdf(ds: xr.Dataset, path: Path | str, encoding: dict | None = None)
     return path
 
 
-def replace_from(tmp: Path, path: Path) -> Path:
-    os.replace(tmp, path)
-    return path
-
-
 def write_text(path: Path | str, text: str) -> Path:
     """Write ``text`` to ``path`` atomically."""
     path = Path(path)

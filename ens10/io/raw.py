@@ -21,6 +21,9 @@ from ens10.errors import ENS10DataError
 log = logging.getLogger(__name__)
 
 _NAME = re.compile(r"^output\.(pl|sfc)\.(\d{8})$")
+# one dask chunk per initialisation and step: 10 members x 11 levels x 361 x 720 float32 is
+# ~110 MB on the real grid (a whole-variable chunk of one real file would be ~7 GB)
+DEFAULT_CHUNKS = {"time": 1, "step": 1}
 
 
 def raw_files(root: Path | str, kind: str) -> dict[str, Path]:
@@ -82,7 +85,7 @@ def _open_one(path: Path, kind: str, chunks: dict | None) -> xr.Dataset:
     _check_complete_messages(path)
     try:
         ds = xr.open_dataset(
-            path, engine="cfgrib", chunks=chunks if chunks is not None else {},
+            path, engine="cfgrib", chunks=chunks if chunks is not None else DEFAULT_CHUNKS,
             backend_kwargs={"indexpath": "", "read_keys": ["dataDate"]},
         )
     except Exception as exc:  # cfgrib/eccodes raise many types for damaged files
