@@ -1,40 +1,50 @@
-"""The ``stratoflow ens10`` sub-commands and the layering rule."""
+"""The ``stratoflow ens10`` sub-commands (registered on a private parser, so other plug-ins
+cannot affect these tests) and the layering rule."""
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
 
 import numpy as np
+import pytest
 import xarray as xr
 
-from workflows.cli import build_parser, main
+from ens10 import ENS10DataError
+from workflows.commands import ens10 as ens10_command
+from workflows.errors import is_user_error
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="stratoflow")
+    ens10_command.register(parser.add_subparsers(dest="command"))
+    return parser
 
 
 def test_help_lists_the_actions(capsys):
     """``stratoflow ens10 --help`` names make-sample, preprocess, train and evaluate."""
-    parser = build_parser()
-    try:
-        parser.parse_args(["ens10", "--help"])
-    except SystemExit:
-        pass
+    with pytest.raises(SystemExit):
+        _parser().parse_args(["ens10", "--help"])
     out = capsys.readouterr().out
     for action in ("make-sample", "preprocess", "train", "evaluate"):
         assert action in out
 
 
-def test_make_sample_and_user_errors(tmp_path, caplog):
+def test_make_sample_and_user_errors(tmp_path):
     """make-sample writes the netCDF layout (2 years, 30-degree grid: 7 x 12 points);
-    a training run on a directory without data exits 1 with the ENS10DataError message."""
-    rc = main(["ens10", "make-sample", str(tmp_path / "s"), "--grid", "30", "--years", "2016-2017",
-               "--dates", "1", "--layouts", "netcdf"])
-    assert rc == 0
+    training on a directory without data raises the user-facing ENS10DataError naming the file."""
+    args = _parser().parse_args(["ens10", "make-sample", str(tmp_path / "s"), "--grid", "30",
+                                 "--years", "2016-2017", "--dates", "1", "--layouts", "netcdf"])
+    assert args.handler(args) == 0
     with xr.open_dataset(tmp_path / "s" / "netcdf" / "ENS10_sfc_mean.nc") as ds:
-        assert ds.sizes == {"time": 2, "lat": 7, "lon": 12}
+        assert dict(ds.sizes) == {"time": 2, "lat": 7, "lon": 12}
         assert np.isnan(ds["SSTK"].values).any() and np.isfinite(ds["T2M"].values).all()
-    rc = main(["ens10", "train", "--model", "mlp", "--target", "t2m", "--data", str(tmp_path / "none")])
-    assert rc == 1
-    assert "ENS10_sfc_mean.nc" in caplog.text
+    args = _parser().parse_args(["ens10", "train", "--model", "mlp", "--target", "t2m",
+                                 "--data", str(tmp_path / "none")])
+    with pytest.raises(ENS10DataError, match="ENS10_sfc_mean.nc") as err:
+        args.handler(args)
+    assert is_user_error(err.value)
 
 
 def test_ens10_imports_neither_stencils_nor_mapping():
