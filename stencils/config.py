@@ -29,7 +29,7 @@ if _CXX20 not in os.environ.get("GT4PY_EXTRA_COMPILE_ARGS", ""):
 # gt4py points DACE_CONFIG at ./.dace.conf on import; keep it in the stencil cache instead.
 os.environ.setdefault(
     "DACE_CONFIG",
-    str(Path(os.environ.get("STRATOFLOW_CACHE_DIR", ".stratoflow_cache")).resolve() / "dace.conf"),
+    str(Path(os.environ.get("STRATOFLOW_CACHE_DIR") or ".stratoflow_cache").resolve() / "dace.conf"),
 )
 
 #: Backends that work on this kind of machine (CPU), fastest to build first.
@@ -64,7 +64,7 @@ def default_backend() -> str:
 
 
 def default_cache_dir() -> Path:
-    return Path(os.environ.get("STRATOFLOW_CACHE_DIR", ".stratoflow_cache")).resolve()
+    return Path(os.environ.get("STRATOFLOW_CACHE_DIR") or ".stratoflow_cache").resolve()
 
 
 def check_backend(backend: str) -> str:
