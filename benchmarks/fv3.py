@@ -73,15 +73,21 @@ class _CountingFactory:
                                 self.counter)  # fmt: skip
 
 
-def _model(backend: str, n: int, mpi: bool = False):
-    from fv3core.advection import Advection, AdvectionConfig
+def _ranks(n: int, mpi: bool = False):
     from fv3core.ranks import build_ranks
-    from fv3core.testcases.williamson import A_EARTH, CosineBell, SolidBodyFlow
+    from fv3core.testcases.williamson import A_EARTH
+
+    return build_ranks(n, 1, mpi=mpi, radius=A_EARTH)
+
+
+def _model(backend: str, n: int, part_ranks=None):
+    from fv3core.advection import Advection, AdvectionConfig
+    from fv3core.testcases.williamson import CosineBell, SolidBodyFlow
     from stencils.factory import StencilFactory
 
     flow = SolidBodyFlow(alpha=np.pi / 2 - 0.05)
     bell = CosineBell(flow)
-    part, ranks = build_ranks(n, 1, mpi=mpi, radius=A_EARTH)
+    part, ranks = part_ranks or _ranks(n)
     dt = 0.4 * float(min(r.metric.dxa.min() for r in ranks)) / flow.u0
     factory = _CountingFactory(StencilFactory(backend))
     model = Advection(factory, part, ranks, AdvectionConfig(hord=8, dt=dt), flow.stream_function,
@@ -93,12 +99,11 @@ def mpi_worker(backend: str, n: int, repeats: int, out: str) -> None:
     """Run under mpiexec -n 6: per-rank step time and halo-exchange time; rank 0 writes JSON."""
     import time
 
-    from mapping.cluster import MPIComm
-
-    comm = MPIComm()
+    part_ranks = _ranks(n, mpi=True)  # collective (communicator duplication): all ranks at once
+    comm = part_ranks[1][0].comm
     for turn in range(comm.size):  # serial stencil-cache warm-up
         if comm.rank == turn:
-            model, _, ranks = _model(backend, n, mpi=True)
+            model, _, ranks = _model(backend, n, part_ranks)
         comm.barrier()
     model.step()
     comm.barrier()
