@@ -120,3 +120,6 @@ def efi_file_name(target_name: str) -> str:
 
 def oracle_file_name(target_name: str) -> str:
     return f"SAMPLE_{target_name}_oracle.nc"
+
+#: Baseline model names (ens10.baselines.models builds them).
+MODELS = ("emos", "emos_global", "mlp", "lenet", "unet", "transformer")

@@ -18,6 +18,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from ens10.schema import MODELS
+
 SOFTPLUS_ONE = math.log(math.e - 1.0)  # softplus(SOFTPLUS_ONE) = 1
 
 
@@ -204,7 +206,6 @@ class EnsembleTransformer(nn.Module):
         return mu.reshape(b, h, w), sigma.reshape(b, h, w)
 
 
-MODELS = ("emos", "emos_global", "mlp", "lenet", "unet", "transformer")
 
 
 def build_model(name: str, n_inputs: int, shape: tuple[int, int], norm: dict, **kw) -> nn.Module:
