@@ -75,17 +75,19 @@ def test_debug_backend():
     check("emos", "debug")
 
 
-def test_compiled_backend_mlp():
-    """MLP on gt:cpu_ifirst (C++) vs PyTorch float64 within 1e-12."""
-    check("mlp", "gt:cpu_ifirst")
+def test_compiled_backend_emos():
+    """Local EMOS (members -> stats -> EMOS with parameter fields) on gt:cpu_ifirst (C++) vs
+    PyTorch float64 within 1e-12."""
+    check("emos", "gt:cpu_ifirst")
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("backend", [b for b in COMPILED_BACKENDS if b != "gt:cpu_ifirst"])
-def test_other_compiled_backends(backend):
-    """Global EMOS and the MLP on every other C++ backend vs PyTorch float64 within 1e-12."""
+@pytest.mark.parametrize("backend", COMPILED_BACKENDS)
+def test_compiled_backends_mlp_lenet(backend):
+    """Global EMOS, the MLP and LeNet on every C++ backend vs PyTorch float64 within 1e-12."""
     check("emos_global", backend)
     check("mlp", backend)
+    check("lenet", backend)
 
 
 def test_unsupported_models_fail_clearly():
