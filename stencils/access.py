@@ -43,6 +43,9 @@ def gtir_of(definition: Callable[..., None], externals: Mapping[str, Any] | None
     """Parse a GTScript definition into GTIR (no code generation, no compilation)."""
     from gt4py.cartesian import gtscript
 
+    # lazy_stencil, unlike gtscript.stencil, does not evaluate postponed (string) annotations of
+    # modules with ``from __future__ import annotations``; resolve them the same way, then restore.
+    original = gtscript._set_arg_dtypes(definition, {})
     try:
         lazy = gtscript.lazy_stencil(
             backend="numpy", definition=definition, externals=dict(externals or {}), check_syntax=False
@@ -53,6 +56,8 @@ def gtir_of(definition: Callable[..., None], externals: Mapping[str, Any] | None
             f"GTScript definition {getattr(definition, '__name__', definition)!r} does not parse: "
             f"{type(exc).__name__}: {exc}"
         ) from exc
+    finally:
+        definition.__annotations__ = original
 
 
 class _ExprReads(eve.NodeVisitor):

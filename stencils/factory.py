@@ -133,6 +133,8 @@ class StencilFactory:
                 definition=definition,
                 externals=dict(externals or {}),
                 rebuild=self.config.rebuild,
+                # cache entries named after the definition, not after this module
+                name=f"{definition.__module__}.{definition.__name__}",
             )
         except Exception as exc:
             raise StencilError(
