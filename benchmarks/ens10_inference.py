@@ -229,5 +229,6 @@ def _markdown(payload: dict, args: argparse.Namespace) -> str:
         "",
         f"Reproduce: `{cmd}`",
         "",
+        "",
     ]
     return "\n".join(lines)
