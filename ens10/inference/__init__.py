@@ -8,26 +8,30 @@ decomposed over MPI ranks (:mod:`ens10.inference.distributed`). This is the one 
 that imports ``stencils`` and ``mapping``; core ens10 never imports it.
 """
 
-from ens10.inference.errors import ExportError
-from ens10.inference.exporter import (
-    SUPPORTED_MODELS,
-    ExportedModel,
-    export_checkpoint,
-    export_model,
-    load_model,
-)
-from ens10.inference.postprocess import PostprocessConfig, postprocess
-from ens10.inference.runner import InferenceProgram, pad_sphere
+import importlib
+from typing import Any
 
-__all__ = [
-    "SUPPORTED_MODELS",
-    "ExportError",
-    "ExportedModel",
-    "InferenceProgram",
-    "PostprocessConfig",
-    "export_checkpoint",
-    "export_model",
-    "load_model",
-    "pad_sphere",
-    "postprocess",
-]
+from ens10.inference.errors import ExportError
+
+# The public names, imported on first use so that building the CLI parser stays cheap
+# (the exporter pulls in gt4py, dace and torch).
+_LAZY = {
+    "SUPPORTED_MODELS": "exporter",
+    "ExportedModel": "exporter",
+    "export_checkpoint": "exporter",
+    "export_model": "exporter",
+    "load_model": "exporter",
+    "PostprocessConfig": "postprocess",
+    "postprocess": "postprocess",
+    "InferenceProgram": "runner",
+    "pad_sphere": "runner",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"ens10.inference.{_LAZY[name]}"), name)
+    raise AttributeError(f"module 'ens10.inference' has no attribute {name!r}")
+
+
+__all__ = ["ExportError", *_LAZY]

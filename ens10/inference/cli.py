@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import logging
 
-from ens10.inference.postprocess import config_from_args, postprocess
 from stencils import CPU_BACKENDS
 
 log = logging.getLogger(__name__)
@@ -48,6 +47,8 @@ def add_postprocess_parser(ens10_subparsers) -> argparse.ArgumentParser:
 
 
 def run_postprocess(args: argparse.Namespace) -> int:
+    from ens10.inference.postprocess import config_from_args, postprocess
+
     cfg = config_from_args(args.model, args.data, args.out, args.backend, args.dates, args.years,
                            args.chunk, args.layout)
     out = postprocess(cfg)

@@ -55,7 +55,7 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     from ens10 import schema
-    from ens10.baselines.models import MODELS
+    from ens10.schema import MODELS
 
     parser = sub.add_parser(
         "ens10",
@@ -131,3 +131,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("checkpoints", nargs="*", type=Path,
                    help="checkpoint files (default: DATA/checkpoints/*.pt)")
     p.set_defaults(handler=_evaluate)
+
+    # Issue 9: trained baselines applied as GT4Py stencil programs (ens10.inference needs stencils
+    # and mapping, which core ens10 does not).
+    from ens10.inference.cli import add_postprocess_parser
+
+    add_postprocess_parser(ens)
