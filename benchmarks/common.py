@@ -103,8 +103,26 @@ def machine_info() -> dict[str, Any]:
         "cpu": _cpu_model(),
         "cores": os.cpu_count(),
         "python": platform.python_version(),
+        "load_avg_1min": os.getloadavg()[0],
+        "l3_cache_bytes": _l3_cache_bytes(),
         "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
+
+
+def _l3_cache_bytes() -> int | None:
+    """Size of the last-level cache (sysfs), to judge whether a working set fits in cache."""
+    best = None
+    for index in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
+        try:
+            level = int((index / "level").read_text())
+            size = (index / "size").read_text().strip()
+        except (OSError, ValueError):
+            continue
+        factor = {"K": 1024, "M": 1024**2, "G": 1024**3}.get(size[-1], 1)
+        value = int(size.rstrip("KMG")) * factor
+        if best is None or level >= best[0]:
+            best = (level, value)
+    return best[1] if best else None
 
 
 def _cpu_model() -> str:

@@ -125,6 +125,17 @@ def _best_per_stencil(results: list[dict]) -> dict[str, dict]:
     return best
 
 
+def _cache_note(shape: tuple[int, int, int], l3: int | None) -> str:
+    field_mb = shape[0] * shape[1] * shape[2] * 8 / 1e6
+    if not l3:
+        return ""
+    return (
+        f"One {shape[0]}x{shape[1]}x{shape[2]} float64 field is {field_mb:.1f} MB and the last-level "
+        f"cache holds {l3 / 2**20:.0f} MiB: stencils with two or three fields partly run from "
+        "cache between repeats, which is how a fraction of STREAM above 100% can occur.\n\n"
+    )
+
+
 def _write_markdown(path: Path, payload: dict, shape: tuple[int, int, int]) -> None:
     from benchmarks.common import atomic_write_text
 
@@ -144,8 +155,11 @@ def _write_markdown(path: Path, payload: dict, shape: tuple[int, int, int]) -> N
         f"**{payload['stream_triad_gbs']:.1f} GB/s** ({payload['stream_threads']} threads; "
         f"{payload['stream_triad_gbs_after']:.1f} GB/s after the timings).\n"
         "`bytes_moved` counts each input and output field once (compulsory traffic). "
-        "Median of >= 10 warm runs; noise = (max - min) / median.\n\n"
-        "Reproduce: `stratoflow bench stencils --json out/stencils.json`\n\n"
+        "Median of >= 10 warm runs; noise = (max - min) / median. "
+        f"Load average when the run started: {m['load_avg_1min']:.1f} on {m['cores']} cores "
+        "(this machine is shared: a load above the core count makes every figure noisy).\n\n"
+        + _cache_note(shape, m.get("l3_cache_bytes"))
+        + "Reproduce: `stratoflow bench stencils --json out/stencils.json`\n\n"
         "## Best backend per stencil\n\n"
         + markdown_table(["stencil", "best backend", "median ms", "% of STREAM", "x numpy"], brows)
         + "\n## All cases\n\n"
