@@ -76,7 +76,7 @@ def step_hash(inst: StepInstance, dep_hashes: list[str]) -> str:
     step = inst.step
     kind = KINDS[step.kind]  # type: ignore[attr-defined]
     params = step.model_dump(mode="json", exclude={"name", "description", "retries", "after"})
-    files = {f: sha256_file(Path(getattr(step, f))) for f in step.path_fields}
+    files = {f: sha256_file(Path(getattr(step, f))) for f in step.file_fields()}
     payload = {
         "kind": kind.name, "adapter": kind.version(), "params": params, "files": files,
         "deps": sorted(dep_hashes),

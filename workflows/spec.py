@@ -98,6 +98,10 @@ class StepBase(_Model):
     # fields holding paths of input files, checked for existence and hashed by content
     path_fields: ClassVar[tuple[str, ...]] = ()
 
+    def file_fields(self) -> tuple[str, ...]:
+        """The path fields of this step that name files (checked, resolved, hashed)."""
+        return self.path_fields
+
     @model_validator(mode="after")
     def _check_sweep(self) -> StepBase:
         fixed = {"name", "kind", "description", "after", "retries", "sweep"}
@@ -177,14 +181,24 @@ class FV3Step(StepBase):
         return 6 * self.layout**2
 
 
+#: a program ``stratoflow map`` generates itself instead of reading a file
+GENERATED_PROGRAM = re.compile(r"^(library|synthetic):[A-Za-z0-9_]+(:[0-9]+){0,2}$")
+
+
 class MapStep(StepBase):
-    """Map a stencil-program DAG with StencilFlow and simulate it (``stratoflow map``)."""
+    """Map a stencil-program DAG with StencilFlow and simulate it (``stratoflow map``).
+
+    ``program`` is a StencilFlow JSON file, ``library:NAME[:SIZE]`` (a GTScript stencil of
+    ``stencils.library`` translated through its GTIR) or ``synthetic:KIND:N[:SIZE]``."""
 
     kind: Literal["map"]
-    program: Path
+    program: Path | Annotated[str, Field(pattern=GENERATED_PROGRAM.pattern)]
     devices: int = Field(default=1, ge=1, le=64)
     simulate: bool = True
     path_fields: ClassVar[tuple[str, ...]] = ("program",)
+
+    def file_fields(self) -> tuple[str, ...]:
+        return () if GENERATED_PROGRAM.match(str(self.program)) else self.path_fields
 
 
 class TuneStep(StepBase):
@@ -429,7 +443,7 @@ def parse_spec(data: Any, source: str = "<spec>", base_dir: Path | None = None) 
     steps = []
     for i, step in enumerate(spec.steps):
         updates = {}
-        for f in step.path_fields:
+        for f in step.file_fields():
             path = Path(getattr(step, f)).expanduser()
             path = path if path.is_absolute() else base / path
             if not path.exists():
