@@ -1,8 +1,11 @@
 """FV3-style corner fill at the three-tile cube corners, where no diagonal neighbour exists.
 
-The empty halo corner is filled with the adjacent (already exchanged) halo rotated by 90 degrees
-about the cube corner: from the west/east halo for ``"x"``, from the south/north halo for
-``"y"`` -- the rule of FV3's ``fill_corners`` (pace ``fill_corners_2d`` A- and B-grid variants).
+The empty halo corner is filled with an adjacent (already exchanged) halo rotated by 90 degrees
+about the cube corner. Scalars (pace ``fill_corners_2d``, A- and B-grid): from the west/east
+halo for ``"x"``, from the south/north halo for ``"y"``. Vector pairs (FV3 ``fill_corners``
+with ``VECTOR=.true.``: pace ``fill_corners_agrid`` / ``_cgrid`` / ``_dgrid``): each component's
+corner comes from the *other* component's halo on one side, and the vector is rotated with the
+points, which gives the swaps and sign flips of FV3's formulas.
 """
 
 from __future__ import annotations
@@ -16,67 +19,13 @@ from mapping.cluster.errors import HaloError
 from mapping.cluster.geometry import DIRECTIONS
 from mapping.cluster.partitioner import TilePartitioner
 
-
-class CornerFill:
-    """Gathers built once for one field on one rank; ``__call__`` fills the corners in place."""
-
-    def __init__(
-        self,
-        partitioner: TilePartitioner,
-        rank: int,
-        array: Any,
-        stagger: tuple[int, int],
-        n_halo: int,
-        depth: int,
-        local_cells: tuple[int, int],
-        direction: str,
-    ) -> None:
-        if direction not in ("x", "y"):
-            raise HaloError(f"corner_fill must be False, True, 'x' or 'y', got {direction!r}")
-        self.array = array
-        self._moves: list[tuple[tuple[Any, Any], tuple[Any, Any]]] = []
-        nx, ny = local_cells
-        sx, sy = stagger
-        h, d = n_halo, depth
-        for corner in ("southwest", "southeast", "northwest", "northeast"):
-            dx, dy = DIRECTIONS[corner]
-            edges = (
-                partitioner.boundary(rank, "east" if dx > 0 else "west"),
-                partitioner.boundary(rank, "north" if dy > 0 else "south"),
-            )
-            if partitioner.boundary(rank, corner) is not None or None in edges:
-                continue  # a real neighbour fills it, or no cube corner here
-            if edges[0].tile_offset == (0, 0) or edges[1].tile_offset == (0, 0):
-                continue  # corner of the rank, not of the tile
-            ii = np.arange(h + nx + sx, h + nx + sx + d) if dx > 0 else np.arange(h - d, h)
-            jj = np.arange(h + ny + sy, h + ny + sy + d) if dy > 0 else np.arange(h - d, h)
-            ti, tj = np.meshgrid(ii, jj, indexing="ij")
-            # doubled offsets from the cube corner point
-            p = 2 * (ti - h) + 1 - sx - (2 * nx if dx > 0 else 0)
-            q = 2 * (tj - h) + 1 - sy - (2 * ny if dy > 0 else 0)
-            same_sign = dx == dy
-            if (direction == "x") == same_sign:
-                ps, qs = q, -p
-            else:
-                ps, qs = -q, p
-            si = (ps + (2 * nx if dx > 0 else 0) - 1 + sx) // 2 + h
-            sj = (qs + (2 * ny if dy > 0 else 0) - 1 + sy) // 2 + h
-            xp = array_module(array)  # index arrays live where the data lives (NumPy / CuPy)
-            self._moves.append(
-                (
-                    (xp.asarray(ti.ravel()), xp.asarray(tj.ravel())),
-                    (xp.asarray(si.ravel()), xp.asarray(sj.ravel())),
-                )
-            )
-
-    @property
-    def active(self) -> bool:
-        return bool(self._moves)
-
-    def __call__(self) -> None:
-        a = self.array
-        for target, source in self._moves:
-            a[target] = a[source]
+#: per vector grid, the halo side ("x": west/east, "y": south/north) that u's and v's empty
+#: corners are filled from (FV3 fill_corners_agrid / fill_corners_cgrid / fill_corners_dgrid)
+VECTOR_CORNER_SOURCES: dict[str, tuple[str, str]] = {
+    "A": ("x", "y"),
+    "C": ("y", "x"),
+    "D": ("x", "y"),
+}
 
 
 def cube_corners(partitioner: TilePartitioner, rank: int) -> list[str]:
@@ -91,11 +40,90 @@ def cube_corners(partitioner: TilePartitioner, rank: int) -> list[str]:
     return out
 
 
-class DGridVectorCornerFill:
-    """FV3's ``fill_corners_dgrid`` for a D-grid (u, v) pair at the cube corners.
+def corner_gathers(
+    partitioner: TilePartitioner,
+    rank: int,
+    target_stagger: tuple[int, int],
+    source_stagger: tuple[int, int],
+    n_halo: int,
+    depth: int,
+    local_cells: tuple[int, int],
+    direction: str,
+) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool]]:
+    """Per cube corner of ``rank``: ``(ti, tj, si, sj, clockwise)``.
 
-    The empty halo corner of u is filled from v's halo and vice versa; at the south-west and
-    north-east corners with a sign flip (``vector=True`` in FV3), at the other two without.
+    ``(ti, tj)`` are the ``depth x depth`` points of the empty halo corner of a field at
+    ``target_stagger``; ``(si, sj)`` the points of a field at ``source_stagger`` in the west/east
+    (``"x"``) or south/north (``"y"``) halo they are read from. The source is the target rotated
+    by 90 degrees about the cube corner, ``clockwise`` (doubled offsets (p, q) -> (q, -p)) or
+    counter-clockwise ((p, q) -> (-q, p)); a vector read there is turned back the other way.
+    """
+    if direction not in ("x", "y"):
+        raise HaloError(f"corner_fill must be False, True, 'x' or 'y', got {direction!r}")
+    nx, ny = local_cells
+    (tx, ty), (sx, sy) = target_stagger, source_stagger
+    h, d = n_halo, depth
+    out = []
+    for corner in cube_corners(partitioner, rank):
+        dx, dy = DIRECTIONS[corner]
+        ox, oy = (2 * nx if dx > 0 else 0), (2 * ny if dy > 0 else 0)  # the corner, doubled
+        ii = np.arange(h + nx + tx, h + nx + tx + d) if dx > 0 else np.arange(h - d, h)
+        jj = np.arange(h + ny + ty, h + ny + ty + d) if dy > 0 else np.arange(h - d, h)
+        ti, tj = (a.ravel() for a in np.meshgrid(ii, jj, indexing="ij"))
+        p = 2 * (ti - h) + 1 - tx - ox  # doubled offsets from the cube corner point
+        q = 2 * (tj - h) + 1 - ty - oy
+        clockwise = (direction == "x") == (dx == dy)
+        ps, qs = (q, -p) if clockwise else (-q, p)
+        if np.any((ps + ox - 1 + sx) % 2) or np.any((qs + oy - 1 + sy) % 2):
+            raise HaloError(  # pragma: no cover - callers pair staggers that rotate onto each other
+                f"internal: stagger {target_stagger} does not rotate onto {source_stagger}"
+            )
+        si = (ps + ox - 1 + sx) // 2 + h
+        sj = (qs + oy - 1 + sy) // 2 + h
+        out.append((ti, tj, si, sj, clockwise))
+    return out
+
+
+class CornerFill:
+    """Scalar corner fill, gathers built once for one field on one rank; ``__call__`` fills."""
+
+    def __init__(
+        self,
+        partitioner: TilePartitioner,
+        rank: int,
+        array: Any,
+        stagger: tuple[int, int],
+        n_halo: int,
+        depth: int,
+        local_cells: tuple[int, int],
+        direction: str,
+    ) -> None:
+        self.array = array
+        xp = array_module(array)  # index arrays live where the data lives (NumPy / CuPy)
+        self._moves = [
+            ((xp.asarray(ti), xp.asarray(tj)), (xp.asarray(si), xp.asarray(sj)))
+            for ti, tj, si, sj, _ in corner_gathers(
+                partitioner, rank, stagger, stagger, n_halo, depth, local_cells, direction
+            )
+        ]
+
+    @property
+    def active(self) -> bool:
+        return bool(self._moves)
+
+    def __call__(self) -> None:
+        a = self.array
+        for target, source in self._moves:
+            a[target] = a[source]
+
+
+class VectorCornerFill:
+    """FV3's vector corner fill for an (u, v) pair on the A-, C- or D-grid at the cube corners.
+
+    u's empty halo corner is read from v's halo and v's from u's, on the sides
+    :data:`VECTOR_CORNER_SOURCES` names; the sign is that of the 90-degree vector rotation
+    (FV3 ``mysign = -1``: A/D-grid flip at the south-west and north-east corners, C-grid at the
+    north-west and south-east ones).
     """
 
     def __init__(
@@ -104,56 +132,34 @@ class DGridVectorCornerFill:
         rank: int,
         u: Any,
         v: Any,
+        grid: str,
+        staggers: tuple[tuple[int, int], tuple[int, int]],
         n_halo: int,
         depth: int,
         local_cells: tuple[int, int],
     ) -> None:
         self.arrays = (u, v)
-        nx, ny = local_cells
-        is_ = js = n_halo
-        ie, je = n_halo + nx - 1, n_halo + ny - 1
-        # (target comp, target i, j, source comp, source i, j, sign) per corner, FV3 formulas
-        rules = {
-            "southwest": lambda i, j: [
-                (0, is_ - i, js - j, 1, is_ - j, js + i - 1, -1),
-                (1, is_ - i, js - j, 0, is_ + j - 1, js - i, -1),
-            ],
-            "northwest": lambda i, j: [
-                (0, is_ - i, je + 1 + j, 1, is_ - j, je + 1 - i, 1),
-                (1, is_ - i, je + j, 0, is_ + j - 1, je + 1 + i, 1),
-            ],
-            "southeast": lambda i, j: [
-                (0, ie + i, js - j, 1, ie + 1 + j, js + i - 1, 1),
-                (1, ie + 1 + i, js - j, 0, ie - j + 1, js - i, 1),
-            ],
-            "northeast": lambda i, j: [
-                (0, ie + i, je + 1 + j, 1, ie + 1 + j, je - i + 1, -1),
-                (1, ie + 1 + i, je + j, 0, ie - j + 1, je + 1 + i, -1),
-            ],
-        }
-        rows = [
-            row
-            for corner in cube_corners(partitioner, rank)
-            for i in range(1, depth + 1)
-            for j in range(1, depth + 1)
-            for row in rules[corner](i, j)
-        ]
+        rows: dict[tuple[int, int], list[tuple[np.ndarray, ...]]] = {}
+        for tc, direction in enumerate(VECTOR_CORNER_SOURCES[grid]):
+            for ti, tj, si, sj, clockwise in corner_gathers(
+                partitioner, rank, staggers[tc], staggers[1 - tc], n_halo, depth, local_cells,
+                direction,
+            ):
+                # source = target turned clockwise, so the vector is turned counter-clockwise:
+                # (u, v) = (-v', u'); the other sense gives (u, v) = (v', -u')
+                sign = -1 if clockwise == (tc == 0) else 1
+                rows.setdefault((tc, sign), []).append((ti, tj, si, sj))
         xp = array_module(u)
-        self._moves = []
-        for tc in (0, 1):
-            for sign in (1, -1):
-                sel = np.array([r for r in rows if r[0] == tc and r[6] == sign], dtype=np.int64)
-                if sel.size:
-                    self._moves.append(
-                        (tc, xp.asarray(sel[:, 1]), xp.asarray(sel[:, 2]), int(sel[0, 3]),
-                         xp.asarray(sel[:, 4]), xp.asarray(sel[:, 5]), sign)
-                    )
+        self._moves = [
+            (tc, sign, *(xp.asarray(np.concatenate(col)) for col in zip(*parts)))
+            for (tc, sign), parts in sorted(rows.items())
+        ]
 
     @property
     def active(self) -> bool:
         return bool(self._moves)
 
     def __call__(self) -> None:
-        for tc, ti, tj, sc, si, sj, sign in self._moves:
-            src = self.arrays[sc][si, sj]
+        for tc, sign, ti, tj, si, sj in self._moves:
+            src = self.arrays[1 - tc][si, sj]
             self.arrays[tc][ti, tj] = src if sign > 0 else -src

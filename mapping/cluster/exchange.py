@@ -11,7 +11,7 @@ from typing import Any
 
 from mapping.cluster.arrays import array_module, as_3d
 from mapping.cluster.comm import Comm
-from mapping.cluster.corners import CornerFill, DGridVectorCornerFill
+from mapping.cluster.corners import CornerFill, VectorCornerFill
 from mapping.cluster.errors import HaloError
 from mapping.cluster.geometry import LOCATIONS
 from mapping.cluster.packing import DatatypePacker, Messages, SharedMemoryPacker, SlicePacker
@@ -66,9 +66,10 @@ class HaloExchange:
         self._corner_fills = [
             cf
             for cf in (
-                DGridVectorCornerFill(partitioner, self.rank, arrays[ci], arrays[ci + 1],
-                                      geoms[ci].n_halo, geoms[ci].depth, self.local_cells)
-                if direction == "vector"
+                VectorCornerFill(partitioner, self.rank, arrays[ci], arrays[ci + 1], direction,
+                                 (geoms[ci].stagger, geoms[ci + 1].stagger), geoms[ci].n_halo,
+                                 geoms[ci].depth, self.local_cells)
+                if direction in VECTOR_GRIDS
                 else CornerFill(partitioner, self.rank, arrays[ci], geoms[ci].stagger,
                                 geoms[ci].n_halo, geoms[ci].depth, self.local_cells, direction)
                 for ci, direction in fills
@@ -138,13 +139,14 @@ class HaloExchange:
                 if spec.grid not in VECTOR_GRIDS:
                     raise HaloError(f"field {fi}: grid {spec.grid!r}, use 'A', 'C' or 'D'")
                 base = len(arrays)
+                if spec.corner_fill not in (False, True):
+                    raise HaloError(
+                        f"field {fi} ({spec.grid}-grid vector): corner_fill must be True or "
+                        f"False, got {spec.corner_fill!r}; 'x'/'y' choose the side for scalars "
+                        f"only (a vector pair's sides are fixed by its grid, as in FV3)"
+                    )
                 if spec.corner_fill:
-                    if spec.grid != "D":
-                        raise HaloError(
-                            f"field {fi}: corner_fill for vector pairs exists for the D-grid "
-                            f"(FV3 fill_corners_dgrid) only, not the {spec.grid}-grid"
-                        )
-                    fills.append((base, "vector"))
+                    fills.append((base, spec.grid))
                 for c, (data, stagger) in enumerate(zip((spec.u, spec.v), VECTOR_GRIDS[spec.grid])):
                     arrays.append(as_3d(data))
                     geoms.append(

@@ -43,7 +43,9 @@ class VectorHalo:
 
     Shapes: A: u, v (nx+2h, ny+2h); C: u (nx+1+2h, ny+2h), v (nx+2h, ny+1+2h);
     D: u (nx+2h, ny+1+2h), v (nx+1+2h, ny+2h). ``depth`` and ``sync_edges`` as for ScalarHalo.
-    ``corner_fill``: D-grid only, FV3's ``fill_corners_dgrid`` (vector) at the cube corners.
+    ``corner_fill``: at the three-tile cube corners fill u's empty halo corner from v's halo and
+    v's from u's, rotated as vectors -- FV3's ``fill_corners_agrid`` / ``fill_corners_cgrid`` /
+    ``fill_corners_dgrid`` with ``vector=True`` for grid A / C / D (a no-op on other ranks).
     """
 
     u: Any

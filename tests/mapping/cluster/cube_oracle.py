@@ -120,10 +120,41 @@ def source(tile: int, comp: int, X: int, Y: int, N: int, staggers, use_owner=Fal
     raise AssertionError(f"no component of tile {tb} at ({Xb}, {Yb}) maps onto component {comp}")
 
 
+#: FV3 corner fill: the halo side ("x": west/east, "y": south/north) each component's empty
+#: corner is read from -- scalars as asked, vectors as fill_corners_agrid/_cgrid/_dgrid do
+CORNER_SIDES = {"x": ("x",), "y": ("y",), "A": ("x", "y"), "C": ("y", "x"), "D": ("x", "y")}
+_TURNS = (np.array([[0, 1], [-1, 0]]), np.array([[0, -1], [1, 0]]))  # the two 90-degree turns
+
+
+def corner_source(tile: int, comp: int, X: int, Y: int, N: int, staggers, side: str):
+    """Reference for a halo point past a cube corner under FV3's corner fill (``side`` "x" or
+    "y"): the field there is a copy of the ``side`` halo turned by 90 degrees about the cube
+    corner, vectors turned with it: ``g(T) = M^-1 f(M T)`` with ``M`` the turn that takes the
+    corner quadrant onto that halo. Returns ``(source tile, source comp, i, j, sign)``."""
+    cx, cy = (0 if X < 0 else 2 * N), (0 if Y < 0 else 2 * N)
+    pq = np.array([X - cx, Y - cy])
+    for M in _TURNS:
+        Xs, Ys = M @ pq + (cx, cy)
+        inside_x, inside_y = 0 <= Xs <= 2 * N, 0 <= Ys <= 2 * N
+        if (side == "x" and inside_y and not inside_x) or (side == "y" and inside_x and not inside_y):
+            break
+    else:  # pragma: no cover
+        raise AssertionError("no turn maps the corner onto the halo side")
+    if len(staggers) == 1:
+        return source(tile, 0, int(Xs), int(Ys), N, staggers, halo=True)
+    Minv = M.T
+    for cb, (sx, sy) in enumerate(staggers):
+        if (Xs - 1 + sx) % 2 or (Ys - 1 + sy) % 2 or Minv[comp, cb] == 0:
+            continue
+        tb, cb2, i, j, sign = source(tile, cb, int(Xs), int(Ys), N, staggers, halo=True)
+        return tb, cb2, i, j, int(Minv[comp, cb]) * sign
+    raise AssertionError(f"no component at ({Xs}, {Ys}) turns into component {comp}")
+
+
 @cache
-def _gather(layout, N: int, h: int, depth: int, staggers, rank: int) -> list:
+def _gather(layout, N: int, h: int, depth: int, staggers, rank: int, fill=None) -> list:
     """Per component of ``rank``: rows (target i, target j, source tile, source comp, si, sj,
-    sign)."""
+    sign); ``fill`` (a CORNER_SIDES key) adds the corner-filled points past cube corners."""
     from mapping.cluster import CubedSpherePartitioner  # rank numbering only
 
     part = CubedSpherePartitioner(layout)
@@ -139,6 +170,8 @@ def _gather(layout, N: int, h: int, depth: int, staggers, rank: int) -> list:
                 Y = 2 * (j0 + j - h) + 1 - sy
                 halo = not (h <= i < h + n + sx and h <= j < h + n + sy)
                 src = source(t, c, X, Y, N, staggers, halo=halo)
+                if src is None and halo and fill is not None:
+                    src = corner_source(t, c, X, Y, N, staggers, CORNER_SIDES[fill][c])
                 if src is not None:
                     rows.append((i, j, *src))
         per_comp.append(np.array(rows, dtype=np.int64).reshape(-1, 7))
@@ -189,18 +222,18 @@ def scatter(G, part, N: int, h: int, staggers, rng) -> list[list[np.ndarray]]:
 
 
 def expected(
-    locals_, G, part, N: int, h: int, depth: int, staggers, ranks=None
+    locals_, G, part, N: int, h: int, depth: int, staggers, ranks=None, corner_fill=None
 ) -> list[list[np.ndarray]]:
     """What the arrays of ``ranks`` (default all; ``locals_`` holds exactly those) hold after an
     exact exchange of halo ``depth``: interior and halo within ``depth`` from the reference;
-    everything else (deeper halo, halo corners past a cube corner, cube-corner points)
-    unchanged."""
+    everything else (deeper halo, halo corners past a cube corner unless ``corner_fill`` -- a
+    CORNER_SIDES key -- asks for them, cube-corner points) unchanged."""
     staggers = tuple(tuple(s) for s in staggers)
     ranks = range(part.total_ranks) if ranks is None else ranks
     stacked = [np.stack([G[t][cb] for t in range(6)]) for cb in range(len(staggers))]
     out = []
     for arrays, rank in zip(locals_, ranks):
-        per_comp = _gather(tuple(part.layout), N, h, depth, staggers, rank)
+        per_comp = _gather(tuple(part.layout), N, h, depth, staggers, rank, corner_fill)
         res = []
         for a, rows in zip(arrays, per_comp):
             e = a.copy()

@@ -42,6 +42,38 @@ def test_partial_depth_leaves_outer_halo_untouched(kind, rng) -> None:
     assert_bitwise(local, want)
 
 
+#: corner-fill cases: (kind, corner_fill argument, oracle CORNER_SIDES key)
+FILLS = [
+    ("center", "x", "x"), ("center", "y", "y"), ("corner", "x", "x"), ("corner", "y", "y"),
+    ("A", True, "A"), ("C", True, "C"), ("D", True, "D"),
+]
+FILL_IDS = [f"{k}-{o}" for k, _, o in FILLS]
+
+
+@pytest.mark.parametrize("layout,N,h,depth", [((1, 1), 6, 3, 3), ((3, 3), 12, 3, 3),
+                                              ((3, 3), 12, 3, 2), ((1, 1), 6, 3, 1)],
+                         ids=["6ranks", "54ranks", "54ranks-depth2", "6ranks-depth1"])
+@pytest.mark.parametrize("kind,fill,side", FILLS, ids=FILL_IDS)
+def test_corner_fill_matches_oracle(layout, N, h, depth, kind, fill, side, rng) -> None:
+    """corner_fill on: halo corners past the cube corners hold the oracle's turned copy of the
+    adjacent halo (``cube_oracle.corner_source``), every other point the plain oracle; exact.
+    Partial depth fills only the innermost depth x depth corner block."""
+    part = CubedSpherePartitioner(layout)
+    st = KINDS[kind]
+    G = oracle.make_global(N, 2, st, rng)
+    local = oracle.scatter(G, part, N, h, st, rng)
+    want = oracle.expected(local, G, part, N, h, depth, st, corner_fill=side)
+    plain = oracle.expected(local, G, part, N, h, depth, st)
+    exchange_all(
+        build_local(part, lambda r: [make_spec(kind, local[r], h, depth=depth, corner_fill=fill)])
+    )
+    assert_bitwise(local, want)
+    n_filled = sum(
+        int(np.any(w != p, axis=-1).sum()) for ws, ps in zip(want, plain) for w, p in zip(ws, ps)
+    )
+    assert n_filled == 24 * depth**2 * len(st)  # 8 cube corners x 3 tiles, per component
+
+
 def test_many_fields_one_message_and_buffer_reuse(rng) -> None:
     """Two scalars + C and D vector pairs in one exchange (one message per neighbour), reused
     for three steps with new interior data each step; every step equals the oracle exactly."""

@@ -188,57 +188,88 @@ def test_vector_on_periodic_tile_is_unrotated(rng) -> None:
     assert np.array_equal(u, want[0]) and np.array_equal(v, want[1])
 
 
+def _fv3_vector_corner_rules(grid: str, h: int, n: int):
+    """FV3's vector corner fill (``fill_corners_agrid`` / ``_cgrid`` / ``_dgrid`` with
+    ``vector=True``, pace-util ``corners.py``) written out: per corner, a function of the loop
+    indices (i, j) in 1..h giving rows (target comp, ti, tj, source comp, si, sj, sign)."""
+    is_ = js = h
+    ie = je = h + n - 1
+    m = -1  # mysign for vector=True
+    return {
+        "A": {
+            "sw": lambda i, j: [(0, is_ - i, js - j, 1, is_ - j, js - 1 + i, m),
+                                (1, is_ - j, js - i, 0, is_ - 1 + i, js - j, m)],
+            "nw": lambda i, j: [(0, is_ - i, je + j, 1, is_ - j, je - i + 1, 1),
+                                (1, is_ - j, je + i, 0, is_ - 1 + i, je + j, 1)],
+            "se": lambda i, j: [(0, ie + i, js - j, 1, ie + j, js - 1 + i, 1),
+                                (1, ie + j, js - i, 0, ie - i + 1, js - j, 1)],
+            "ne": lambda i, j: [(0, ie + i, je + j, 1, ie + j, je - i + 1, m),
+                                (1, ie + j, je + i, 0, ie - i + 1, je + j, m)],
+        },
+        "C": {
+            "sw": lambda i, j: [(0, is_ - i, js - j, 1, is_ - 1 + j, js - i, 1),
+                                (1, is_ - i, js - j, 0, is_ - j, js - 1 + i, 1)],
+            "nw": lambda i, j: [(0, is_ - i, je + j, 1, is_ - 1 + j, je + 1 + i, m),
+                                (1, is_ - i, je + 1 + j, 0, is_ - j, je + 1 - i, m)],
+            "se": lambda i, j: [(0, ie + 1 + i, js - j, 1, ie + 1 - j, js - i, m),
+                                (1, ie + i, js - j, 0, ie + 1 + j, js - 1 + i, m)],
+            "ne": lambda i, j: [(0, ie + 1 + i, je + j, 1, ie + 1 - j, je + 1 + i, 1),
+                                (1, ie + i, je + 1 + j, 0, ie + 1 + j, je + 1 - i, 1)],
+        },
+        "D": {  # literal ``i + 2`` / ``j + 2`` as in pace (halo 3)
+            "sw": lambda i, j: [(0, is_ - i, js - j, 1, is_ - j, i + 2, m),
+                                (1, is_ - i, js - j, 0, j + 2, js - i, m)],
+            "nw": lambda i, j: [(0, is_ - i, je + 1 + j, 1, is_ - j, je + 1 - i, 1),
+                                (1, is_ - i, je + j, 0, j + 2, je + 1 + i, 1)],
+            "se": lambda i, j: [(0, ie + i, js - j, 1, ie + 1 + j, i + 2, 1),
+                                (1, ie + 1 + i, js - j, 0, ie - j + 1, js - i, 1)],
+            "ne": lambda i, j: [(0, ie + i, je + 1 + j, 1, ie + 1 + j, je - i + 1, m),
+                                (1, ie + 1 + i, je + j, 0, ie - j + 1, je + 1 + i, m)],
+        },
+    }[grid]
+
+
 @pytest.mark.parametrize("layout", [(1, 1), (2, 2)])
-def test_dgrid_vector_corner_fill_follows_fv3(layout, rng) -> None:
-    """D-grid (u, v) with corner_fill: the cube-corner halo corners hold the values of pace's
-    fill_corners_dgrid(vector=True) for halo 3 (formulas transcribed below, literal ``i + 2``),
-    exactly; every other point equals the oracle."""
+@pytest.mark.parametrize("grid", ["A", "C", "D"])
+def test_vector_corner_fill_follows_fv3(grid, layout, rng) -> None:
+    """(u, v) with corner_fill on the A-, C- and D-grid: the cube-corner halo corners hold the
+    values of FV3's fill_corners_{a,c,d}grid(vector=True) for halo 3 (formulas transcribed in
+    ``_fv3_vector_corner_rules``), exactly; every other point equals the oracle."""
     part = CubedSpherePartitioner(layout)
-    N, h, st = 6 * layout[0], 3, KINDS["D"]
+    N, h, st = 6 * layout[0], 3, KINDS[grid]
     n = N // layout[0]
     G = oracle.make_global(N, 2, st, rng)
     local = oracle.scatter(G, part, N, h, st, rng)
     want = oracle.expected(local, G, part, N, h, h, st)
-    exchange_all(build_local(part, lambda r: [make_spec("D", local[r], h, corner_fill=True)]))
-    is_ = js = h
-    ie = je = h + n - 1
-    filled_any = False
-    for rank, ((x, y), (wu, wv)) in enumerate(zip(local, want)):
+    exchange_all(build_local(part, lambda r: [make_spec(grid, local[r], h, corner_fill=True)]))
+    rules = _fv3_vector_corner_rules(grid, h, n)
+    n_checked = 0
+    for rank, (arrays, wants) in enumerate(zip(local, want)):
         i_t, j_t = part.subtile_index(rank)
-        sw = i_t == 0 and j_t == 0
-        nw = i_t == 0 and j_t == layout[1] - 1
-        se = i_t == layout[0] - 1 and j_t == 0
-        ne = i_t == layout[0] - 1 and j_t == layout[1] - 1
-        mysign = -1.0
-        targets_u, targets_v = np.zeros(x.shape[:2], bool), np.zeros(y.shape[:2], bool)
-        for i in range(1, h + 1):
-            for j in range(1, h + 1):
-                if sw:
-                    assert np.array_equal(x[is_ - i, js - j], mysign * y[is_ - j, i + 2])
-                    assert np.array_equal(y[is_ - i, js - j], mysign * x[j + 2, js - i])
-                    targets_u[is_ - i, js - j] = targets_v[is_ - i, js - j] = True
-                if nw:
-                    assert np.array_equal(x[is_ - i, je + 1 + j], y[is_ - j, je + 1 - i])
-                    assert np.array_equal(y[is_ - i, je + j], x[j + 2, je + 1 + i])
-                    targets_u[is_ - i, je + 1 + j] = targets_v[is_ - i, je + j] = True
-                if se:
-                    assert np.array_equal(x[ie + i, js - j], y[ie + 1 + j, i + 2])
-                    assert np.array_equal(y[ie + 1 + i, js - j], x[ie - j + 1, js - i])
-                    targets_u[ie + i, js - j] = targets_v[ie + 1 + i, js - j] = True
-                if ne:
-                    assert np.array_equal(x[ie + i, je + 1 + j], mysign * y[ie + 1 + j, je - i + 1])
-                    assert np.array_equal(y[ie + 1 + i, je + j], mysign * x[ie - j + 1, je + 1 + i])
-                    targets_u[ie + i, je + 1 + j] = targets_v[ie + 1 + i, je + j] = True
-        filled_any |= bool(targets_u.any())
-        assert np.array_equal(x[~targets_u], wu[~targets_u])
-        assert np.array_equal(y[~targets_v], wv[~targets_v])
-    assert filled_any
+        at = {"s": j_t == 0, "n": j_t == layout[1] - 1, "w": i_t == 0, "e": i_t == layout[0] - 1}
+        targets = [np.zeros(a.shape[:2], bool) for a in arrays]
+        for corner, rule in rules.items():
+            if not (at[corner[0]] and at[corner[1]]):
+                continue
+            for i in range(1, h + 1):
+                for j in range(1, h + 1):
+                    for tc, ti, tj, sc, si, sj, sign in rule(i, j):
+                        assert np.array_equal(arrays[tc][ti, tj], sign * arrays[sc][si, sj]), (
+                            rank, corner, tc, i, j)
+                        targets[tc][ti, tj] = True
+                        n_checked += 1
+        for a, w, t in zip(arrays, wants, targets):
+            assert np.array_equal(a[~t], w[~t])
+    assert n_checked == 24 * 2 * h * h  # 8 cube corners x 3 tiles, both components
 
 
-def test_vector_corner_fill_only_on_dgrid() -> None:
+def test_vector_corner_fill_takes_no_side() -> None:
+    """corner_fill 'x'/'y' on a vector pair is refused, naming the field (its sides are fixed
+    by the grid)."""
     from mapping.cluster import HaloError, HaloExchange, LocalComm
 
     a = np.zeros((10, 10, 1))
-    with pytest.raises(HaloError, match="D-grid .* only, not the A-grid"):
+    with pytest.raises(HaloError, match=r"field 1 \(A-grid vector\): corner_fill must be True"):
         HaloExchange(LocalComm.create(6)[0], CubedSpherePartitioner((1, 1)),
-                     [VectorHalo(a, a, n_halo=2, grid="A", corner_fill=True)])
+                     [ScalarHalo(a, n_halo=2), VectorHalo(a, a, n_halo=2, grid="A",
+                                                          corner_fill="x")])
