@@ -17,7 +17,14 @@ from mapping.cluster import CubedSpherePartitioner, HaloExchange
 KIND_LIST = ["center", "corner", "A", "C", "D"]
 
 
-def _run(layout: tuple[int, int], N: int, h: int, kinds: list[str], packings) -> None:
+#: corner_fill argument per kind and the oracle's CORNER_SIDES key
+FILLS = {"center": ("y", "y"), "corner": ("x", "x"), "A": (True, "A"), "C": (True, "C"),
+         "D": (True, "D")}
+
+
+def _run(
+    layout: tuple[int, int], N: int, h: int, kinds: list[str], packings, fill: bool = False
+) -> None:
     from mapping.cluster import MPIComm
 
     comm = MPIComm()
@@ -28,12 +35,14 @@ def _run(layout: tuple[int, int], N: int, h: int, kinds: list[str], packings) ->
     Gs = {k: oracle.make_global(N, 3, KINDS[k], rng) for k in kinds}
     pieces = {k: oracle.scatter(Gs[k], part, N, h, KINDS[k], rng)[rank] for k in kinds}
     want = {
-        k: oracle.expected([pieces[k]], Gs[k], part, N, h, h, KINDS[k], ranks=[rank])[0]
+        k: oracle.expected([pieces[k]], Gs[k], part, N, h, h, KINDS[k], ranks=[rank],
+                           corner_fill=FILLS[k][1] if fill else None)[0]
         for k in kinds
     }
+    kw = {k: {"corner_fill": FILLS[k][0]} if fill else {} for k in kinds}
     for packing, order in packings:
         mine = {k: [np.array(a, order=order) for a in pieces[k]] for k in kinds}
-        ex = HaloExchange(comm, part, [make_spec(k, mine[k], h) for k in kinds], packing=packing)
+        ex = HaloExchange(comm, part, [make_spec(k, mine[k], h, **kw[k]) for k in kinds], packing=packing)
         for step in range(2):  # persistent requests reused
             ex.update()
             for k in kinds:
@@ -55,6 +64,14 @@ def test_mpi_6_ranks_all_kinds_all_packings() -> None:
             ("slicing", "C"), ("datatypes", "C"), ("datatypes", "F"), ("shared", "F"), ("auto", "C")
         ],
     )
+
+
+@pytest.mark.parallel(nprocs=6)
+def test_mpi_6_ranks_corner_fill() -> None:
+    """corner_fill on for scalars (both sides) and A/C/D vectors in one exchange: equals the
+    oracle extended with FV3's corner rule, exactly."""
+    _run((1, 1), N=6, h=3, kinds=KIND_LIST, packings=[("slicing", "C"), ("datatypes", "F")],
+         fill=True)
 
 
 @pytest.mark.parallel(nprocs=24)
