@@ -58,9 +58,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _default_stencils() -> list[str]:
+    """The library and fv3core's definitions; of directional ones only the x variants (the y
+    variant is the same code transposed: it would be a near-duplicate neighbour)."""
     from mapping.tuning.targets import discover, library_names
 
-    return library_names() + discover()
+    return library_names() + [n for n in discover() if "[y" not in n]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -75,7 +77,9 @@ def run(args: argparse.Namespace) -> int:
 
     if args.k < 1:
         raise BenchmarkError("--k must be >= 1")
-    names = args.stencils or _default_stencils()
+    from mapping.tuning.targets import canonical
+
+    names = [canonical(n) for n in args.stencils] if args.stencils else _default_stencils()
     fv3_found = [n for n in names if n.startswith("fv3core")]
     space = get_space(args.space)
     domain = tuple(args.domain)

@@ -60,7 +60,7 @@ class Tuner:
         progress: Callable[[int], object] | None = None,
     ) -> None:
         self.target = resolve(stencil)
-        self.stencil = stencil
+        self.stencil = self.target.name  # canonical: the database key
         self.evaluator = evaluator
         self.db = db
         self.domain = evaluator.config.domain

@@ -4,14 +4,24 @@ A target is named either by a stencil library name (``hdiff``) or by ``module:fu
 module-level GTScript definition anywhere (e.g. fv3core's stencils). Library stencils bring
 their own input generator and halo; other definitions get smooth random inputs with a halo as
 wide as their largest horizontal read offset (from :func:`stencils.access.analyse`).
+
+Definitions that read externals carry them in the name, in brackets:
+``module:function[x,iord=5]`` or ``module:function[DI=1,DJ=0]``. ``x``/``y`` stand for the
+direction convention of directional stencils (``DI, DJ, DI2, DJ2`` offsets and the tile-edge
+regions ``sa..ed`` of ``fv3core/stencils/directions.py``, regions on both tile edges);
+``key=value`` gives one external (an int, float, ``true``/``false`` or an axis index such as
+``I[0]+1`` or ``J[-1]``). The canonical name (direction first, then sorted keys) is the
+database key, so each variant is tuned and stored on its own.
 """
 
 from __future__ import annotations
 
 import importlib
 import inspect
+import itertools
 import logging
 import pkgutil
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +34,152 @@ log = logging.getLogger(__name__)
 
 #: Packages scanned for module-level GTScript definitions besides the stencil library.
 DISCOVER_PACKAGES: tuple[str, ...] = ("fv3core",)
+
+#: A region placed this far outside the domain never applies (as fv3core's ``FAR``).
+_FAR = 10_000
+DIRECTIONS: tuple[str, ...] = ("x", "y")
+
+#: Values discovery tries for scalar externals that select code paths (FV3 ``hord``: 5 is the
+#: unlimited fourth-order PPM, 8 the monotone limiter of Lin 2004).
+EXTERNAL_CHOICES: dict[str, tuple[Any, ...]] = {"iord": (5, 8)}
+
+_AXIS_RE = re.compile(r"^([IJK])\[(-?\d+)\]\s*(?:([+-])\s*(\d+))?$")
+_NAME_RE = re.compile(r"^(?P<base>[^\[\]]+)(?:\[(?P<ext>[^\[\]]*(?:\[[^\]]*\][^\[\]]*)*)\])?$")
+
+
+def direction_externals(direction: str) -> dict[str, Any]:
+    """The externals of the ``x`` or ``y`` variant of a directional stencil: unit offsets along
+    the direction and tile-edge regions on the first and last cell of the compute domain."""
+    from gt4py.cartesian.gtscript import I, J
+
+    if direction not in DIRECTIONS:
+        raise TuningError(f"unknown direction {direction!r} in a stencil name; use x or y")
+    x = direction == "x"
+    a, b = (I, J) if x else (J, I)
+    along = {"s": (a[0], a[0] + 1), "e": (a[-1], a[-1] + 1)}
+    across = (b[0] - _FAR, b[-1] + _FAR)
+    ext: dict[str, Any] = {"DI": int(x), "DJ": int(not x), "DI2": 2 * int(x), "DJ2": 2 * int(not x)}
+    for side, (lo, hi) in along.items():
+        names = (f"{side}a", f"{side}b", f"{side}c", f"{side}d")
+        values = (lo, hi, *across) if x else (*across, lo, hi)
+        ext.update(zip(names, values))
+    return ext
+
+
+def parse_value(text: str) -> Any:
+    """An external's value from its text: int, float, true/false or an axis index."""
+    text = text.strip()
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    m = _AXIS_RE.match(text)
+    if m:
+        from gt4py.cartesian import gtscript
+
+        axis = getattr(gtscript, m.group(1))[int(m.group(2))]
+        if m.group(3):
+            axis = axis + int(m.group(4)) if m.group(3) == "+" else axis - int(m.group(4))
+        return axis
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    raise TuningError(
+        f"external value {text!r} is not an int, float, true/false or axis index like I[0]+1"
+    )
+
+
+def format_value(value: Any) -> str:
+    """Inverse of :func:`parse_value` (raises TuningError for values a name cannot carry)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    axis, index, offset = (getattr(value, k, None) for k in ("axis", "index", "offset"))
+    if axis is not None and index is not None:
+        off = int(offset or 0)
+        return f"{axis}[{int(index)}]" + (f"{off:+d}" if off else "")
+    raise TuningError(
+        f"external value {value!r} ({type(value).__name__}) cannot be part of a tuning target name"
+    )
+
+
+def split_name(name: str) -> tuple[str, str | None, dict[str, Any]]:
+    """``module:function[x,k=v]`` -> (``module:function``, direction or None, {k: value})."""
+    m = _NAME_RE.match(name.strip())
+    if not m:
+        raise TuningError(f"stencil name {name!r}: use NAME, module:function or module:function[x,key=value]")
+    direction: str | None = None
+    explicit: dict[str, Any] = {}
+    for item in _split_items(m.group("ext") or ""):
+        if "=" in item:
+            key, value = (t.strip() for t in item.split("=", 1))
+            if not key.isidentifier():
+                raise TuningError(f"stencil name {name!r}: {key!r} is not an external's name")
+            explicit[key] = parse_value(value)
+        elif item in DIRECTIONS and direction is None:
+            direction = item
+        else:
+            raise TuningError(
+                f"stencil name {name!r}: bracket item {item!r} is neither x, y nor key=value"
+            )
+    return m.group("base").strip(), direction, explicit
+
+
+def _split_items(text: str) -> list[str]:
+    items, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch == "["
+        depth -= ch == "]"
+        if ch == "," and depth == 0:
+            items.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        items.append(cur.strip())
+    return items
+
+
+def canonical_name(base: str, direction: str | None, explicit: Mapping[str, Any]) -> str:
+    """The database key of a target: direction first, then sorted ``key=value`` items."""
+    items = ([direction] if direction else []) + [
+        f"{k}={format_value(v)}" for k, v in sorted(explicit.items())
+    ]
+    return f"{base}[{','.join(items)}]" if items else base
+
+
+def canonical(name: str) -> str:
+    """The canonical spelling of a target name (no import, no analysis)."""
+    return canonical_name(*split_name(name)) if ":" in name else name.strip()
+
+
+def target_externals(direction: str | None, explicit: Mapping[str, Any]) -> dict[str, Any]:
+    ext = direction_externals(direction) if direction else {}
+    ext.update(explicit)
+    return ext
+
+
+def names_for_externals(base: str, externals: Mapping[str, Any]) -> list[str]:
+    """Target names a build of ``base`` with ``externals`` may be tuned under, most specific
+    first: the direction form (``[x,iord=5]``) if the offsets match a direction, the fully
+    explicit form, then the bare name. Region bounds are left out of the direction match
+    (their values depend on the subdomain, the tuned code path does not)."""
+    if not externals:
+        return [base]
+    names = []
+    scalars = {k: v for k, v in externals.items() if isinstance(v, (bool, int, float))}
+    for d in DIRECTIONS:
+        preset = {k: v for k, v in direction_externals(d).items() if isinstance(v, int)}
+        if all(scalars.get(k, v) == v for k, v in preset.items()) and set(preset) & set(scalars):
+            rest = {k: v for k, v in scalars.items() if k not in preset}
+            names.append(canonical_name(base, d, rest))
+    try:
+        names.append(canonical_name(base, None, externals))
+    except TuningError:
+        pass
+    names.append(base)
+    return names
 
 
 @dataclass(frozen=True)
@@ -96,11 +252,19 @@ def analyse_definition(definition: Callable[..., None], externals: Mapping[str, 
         definition.__annotations__ = original
 
 
-def _definition_target(name: str, definition: Callable[..., None]) -> TuningTarget:
+def _definition_target(
+    name: str, definition: Callable[..., None], externals: Mapping[str, Any] | None = None
+) -> TuningTarget:
     try:
-        access = analyse_definition(definition)
+        access = analyse_definition(definition, externals)
     except Exception as exc:
-        raise TuningError(f"stencil {name!r} cannot be analysed: {exc}") from exc
+        hint = ""
+        if "external symbol" in str(exc):
+            hint = (
+                "; give its externals in the name, e.g. "
+                f"'{name.split('[')[0]}[x]' (direction offsets and regions) or '[KEY=VALUE,...]'"
+            )
+        raise TuningError(f"stencil {name!r} cannot be analysed: {exc}{hint}") from exc
     halo = max(
         [abs(o[d]) for offs in access.reads.values() for o in offs for d in (0, 1)] or [0]
     )
@@ -121,6 +285,7 @@ def _definition_target(name: str, definition: Callable[..., None]) -> TuningTarg
         inputs=inputs + tuple(inout),
         outputs=outputs,
         params={s: 0.5 for s in access.scalars},
+        externals=dict(externals or {}),
         field_axes=axes,
     )
 
@@ -152,10 +317,40 @@ def discover_all(packages: tuple[str, ...] = DISCOVER_PACKAGES) -> tuple[list[st
         try:
             resolve(name)
             tunable.append(name)
+            continue
+        except TuningError as exc:
+            if "external symbol" not in str(exc):
+                skipped[name] = str(exc)
+                log.info("not tunable: %s", exc)
+                continue
+        try:
+            tunable += external_variants(name)
         except TuningError as exc:
             skipped[name] = str(exc)
-            log.info("not tunable on its own: %s", exc)
+            log.info("not tunable with the direction externals: %s", exc)
     return tunable, skipped
+
+
+def external_variants(name: str) -> list[str]:
+    """Names of the x and y variants of a directional definition, one per value of each code-path
+    external it reads (:data:`EXTERNAL_CHOICES`); TuningError if it needs other externals."""
+    from stencils.access import gtir_of
+
+    definition = _import_definition(name)
+    defaults = {k: v[0] for k, v in EXTERNAL_CHOICES.items()}
+    try:
+        used = set(gtir_of(definition, {**direction_externals("x"), **defaults}).externals)
+    except Exception as exc:
+        raise TuningError(
+            f"stencil {name!r} needs externals beyond the x/y direction convention ({exc}); "
+            "name them explicitly: module:function[KEY=VALUE,...]"
+        ) from exc
+    keys = sorted(k for k in EXTERNAL_CHOICES if k in used)
+    names = []
+    for d in DIRECTIONS:
+        for values in itertools.product(*(EXTERNAL_CHOICES[k] for k in keys)):
+            names.append(canonical_name(name, d, dict(zip(keys, values))))
+    return names
 
 
 def _discover_names(packages: tuple[str, ...]) -> list[str]:
@@ -185,6 +380,17 @@ def _discover_names(packages: tuple[str, ...]) -> list[str]:
     return found
 
 
+def _import_definition(base: str) -> Callable[..., None]:
+    mod_name, attr = base.split(":", 1)
+    try:
+        definition = getattr(importlib.import_module(mod_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise TuningError(f"stencil {base!r}: cannot import {attr!r} from {mod_name!r} ({exc})") from exc
+    if not is_gtscript_definition(definition):
+        raise TuningError(f"{base!r} is not a GTScript stencil definition (Field parameters)")
+    return definition
+
+
 def library_names() -> list[str]:
     from stencils.library import LIBRARY
 
@@ -198,16 +404,11 @@ def resolve(name: str) -> TuningTarget:
     if name in LIBRARY:
         return _library_target(name)
     if ":" in name:
-        mod_name, attr = name.split(":", 1)
-        try:
-            definition = getattr(importlib.import_module(mod_name), attr)
-        except (ImportError, AttributeError) as exc:
-            raise TuningError(
-                f"stencil {name!r}: cannot import {attr!r} from {mod_name!r} ({exc})"
-            ) from exc
-        if not is_gtscript_definition(definition):
-            raise TuningError(f"{name!r} is not a GTScript stencil definition (Field parameters)")
-        return _definition_target(name, definition)
+        base, direction, explicit = split_name(name)
+        definition = _import_definition(base)
+        return _definition_target(
+            canonical_name(base, direction, explicit), definition, target_externals(direction, explicit)
+        )
     raise TuningError(
         f"unknown stencil {name!r}: use a library name ({', '.join(LIBRARY)}) or "
         "'module:function' for a GTScript definition (see 'stratoflow tune list')"
