@@ -184,7 +184,9 @@ class CubedSpherePartitioner(TilePartitioner):
                 f"cubed-sphere layout {self.layout} is not square: the layouts that work are "
                 f"(n, n), e.g. (1, 1), (2, 2), (3, 3) = 6, 24, 54 ranks, because each tile's "
                 f"north/west edges join a neighbour tile's west/north edges rotated by 90 degrees, "
-                f"so x and y must be split alike. Use TilePartitioner for non-square layouts."
+                f"so x and y must be split alike (a non-square split would need different, "
+                f"permuted layouts per tile with unequal rank counts, which one layout cannot "
+                f"express). Use TilePartitioner for non-square layouts."
             )
 
     def _tile_link(self, tile: int, edge: tuple[int, int]) -> tuple[int, int] | None:

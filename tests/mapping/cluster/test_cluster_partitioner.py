@@ -80,6 +80,33 @@ def test_non_square_cube_layout_is_refused_with_working_layouts_named(layout) ->
         CubedSpherePartitioner(layout)
 
 
+def _edges_line_up(layouts) -> bool:
+    """Rank boundaries meet across all 12 cube edges for per-tile ``layouts`` (3-D frames of
+    ``cube_oracle``: a tile splits an edge along its X axis into layout[0] pieces, else [1])."""
+    for t1, (c1, x1, _) in enumerate(FRAMES):
+        for t2, (c2, x2, _) in enumerate(FRAMES):
+            if np.dot(c1, c2) != 0:
+                continue  # same or opposite face: no shared edge
+            along = np.cross(c1, c2)
+            pieces = [lay[0] if np.dot(x, along) else lay[1]
+                      for x, lay in ((x1, layouts[t1]), (x2, layouts[t2]))]
+            if pieces[0] != pieces[1]:
+                return False
+    return True
+
+
+def test_non_square_layouts_need_different_layouts_per_tile() -> None:
+    """The refusal is geometric (3-D cube, not the package's table): one layout (a, b) for all
+    tiles lines up across every cube edge only when a == b; a non-square split exists only as
+    per-tile permutations (a, b), (c, b), (c, a), (b, a), (b, c), (a, c) -- tiles with unequal
+    rank counts, which one ``layout`` cannot express."""
+    assert _edges_line_up([(2, 2)] * 6)
+    for a, b in [(2, 1), (3, 2), (1, 3)]:
+        assert not _edges_line_up([(a, b)] * 6)
+    a, b, c = 2, 1, 3
+    assert _edges_line_up([(a, b), (c, b), (c, a), (b, a), (b, c), (a, c)])
+
+
 def test_tile_partitioner_closed_and_periodic_non_square() -> None:
     """Checked by hand on a 3x2 layout: ranks numbered x-fastest; closed tiles have no
     neighbour past the edge, periodic ones wrap (0 rotations)."""
