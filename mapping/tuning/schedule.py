@@ -63,8 +63,12 @@ class Schedule:
     proc_bind: str = ""  # OMP_PROC_BIND ("", "close", "spread")
     wait_policy: str = ""  # OMP_WAIT_POLICY ("", "active", "passive")
     label: str = field(default="", compare=False)
+    fuse: tuple[int, ...] = ()  # programs: sizes of consecutive call groups fused into one stencil
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "fuse", tuple(int(x) for x in self.fuse))
+        if self.fuse and min(self.fuse) < 1:
+            raise TuningError(f"schedule fuse={list(self.fuse)}: group sizes must be >= 1")
         if self.backend not in SCHEDULE_BACKENDS:
             raise TuningError(
                 f"schedule backend {self.backend!r} is not tunable here; use one of "
@@ -100,12 +104,15 @@ class Schedule:
     # -- identity -------------------------------------------------------------------------
     def build_dict(self) -> dict[str, Any]:
         """What the compiled artefact depends on."""
-        return {
+        d: dict[str, Any] = {
             "backend": self.backend,
             "opt_flags": self.opt_flags,
             "oir_skip": list(self.oir_skip),
             "sdfg": [[kind, dict(params)] for kind, params in self.sdfg],
         }
+        if self.fuse:  # only present for fused programs: stencil schedules keep their hashes
+            d["fuse"] = list(self.fuse)
+        return d
 
     def to_dict(self) -> dict[str, Any]:
         d = self.build_dict()
@@ -138,6 +145,7 @@ class Schedule:
     def from_dict(cls, data: Mapping[str, Any]) -> Schedule:
         known = {
             "backend", "opt_flags", "oir_skip", "sdfg", "threads", "proc_bind", "wait_policy", "label",
+            "fuse",
         }
         extra = set(data) - known
         if extra:
@@ -160,6 +168,7 @@ class Schedule:
             proc_bind=str(data.get("proc_bind", "")),
             wait_policy=str(data.get("wait_policy", "")),
             label=str(data.get("label", "")),
+            fuse=tuple(data.get("fuse", ())),
         )
 
     @classmethod
@@ -204,6 +213,8 @@ class Schedule:
 
     def describe(self) -> str:
         parts = [self.backend]
+        if self.fuse:
+            parts.append("fuse=" + "+".join(map(str, self.fuse)))
         if self.opt_flags:
             parts.append(self.opt_flags)
         if self.oir_skip:

@@ -16,6 +16,7 @@ from mapping.tuning.db import TuningDB
 from mapping.tuning.errors import TuningError
 from mapping.tuning.features import Embedding, dynamic_features, static_features
 from mapping.tuning.measure import TIMEOUT, Evaluation, Evaluator
+from mapping.tuning.programs import ProgramTarget, static_program_features
 from mapping.tuning.schedule import Schedule
 from mapping.tuning.targets import resolve
 
@@ -75,7 +76,10 @@ class Tuner:
                 f"stencil {self.stencil!r}: the baseline numpy run failed ({base.error}); "
                 "fix the stencil before tuning it"
             )
-        feats = static_features(self.target)
+        if isinstance(self.target, ProgramTarget):
+            feats = static_program_features(self.target)
+        else:
+            feats = static_features(self.target)
         feats.update(dynamic_features(self.target, self.domain, float(base.median_s), stream_gbs))
         emb = Embedding(self.stencil, feats)
         self.db.put_embedding(emb, self.domain, float(base.median_s), stream_gbs)
@@ -110,6 +114,10 @@ class Tuner:
         if self.progress:
             self.progress(len(schedules) - len(todo))
         return [known[s.key] for s in schedules]
+
+    def space(self, base: Sequence[Schedule]) -> list[Schedule]:
+        """``base`` for a stencil; for a program, ``base`` times every fusion of its calls."""
+        return self.target.space(base) if isinstance(self.target, ProgramTarget) else list(base)
 
     # -- strategies -----------------------------------------------------------------------
     def search(
@@ -157,8 +165,8 @@ class Tuner:
                 trial = study.ask()
                 backend = trial.suggest_categorical("backend", sorted(by_backend))
                 bk = builds[backend][trial.suggest_int(f"variant_{backend}", 0, len(builds[backend]) - 1)]
-                if backend == "numpy":
-                    s = by_backend["numpy"][0]
+                if backend == "numpy":  # numpy variants differ only by a program's fusion
+                    s = next(x for x in by_backend["numpy"] if x.build_key == bk)
                 else:
                     rt = runtime[trial.suggest_int("runtime", 0, len(runtime) - 1)]
                     s = lookup.get((bk, *rt)) or next(x for x in by_backend[backend] if x.build_key == bk)

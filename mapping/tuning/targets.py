@@ -397,19 +397,29 @@ def library_names() -> list[str]:
     return list(LIBRARY)
 
 
-def resolve(name: str) -> TuningTarget:
-    """The target called ``name`` (library name or ``module:function``)."""
+def resolve(name: str) -> Any:
+    """The target called ``name``: a library stencil, ``module:function[externals]`` of a GTScript
+    definition (a :class:`TuningTarget`), or a stencil program (a ``ProgramTarget``: an example
+    program name or ``module:attribute`` of a StencilProgram, see :mod:`mapping.tuning.programs`)."""
+    from mapping.tuning.programs import load_program, program_target
     from stencils.library import LIBRARY
 
     if name in LIBRARY:
         return _library_target(name)
+    program = load_program(name)
+    if program is not None:
+        return program_target(name, program)
     if ":" in name:
         base, direction, explicit = split_name(name)
         definition = _import_definition(base)
         return _definition_target(
             canonical_name(base, direction, explicit), definition, target_externals(direction, explicit)
         )
+    from mapping.tuning.programs import EXAMPLE_PROGRAMS
+
     raise TuningError(
-        f"unknown stencil {name!r}: use a library name ({', '.join(LIBRARY)}) or "
-        "'module:function' for a GTScript definition (see 'stratoflow tune list')"
+        f"unknown stencil {name!r}: use a library name ({', '.join(LIBRARY)}), "
+        "'module:function' for a GTScript definition, a program "
+        f"({', '.join(EXAMPLE_PROGRAMS)} or module:attribute of a StencilProgram); "
+        "see 'stratoflow tune list'"
     )

@@ -18,14 +18,18 @@ import sys
 import time
 import traceback
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from mapping.tuning.errors import TuningError
+from mapping.tuning.programs import ProgramRunner, ProgramTarget
 from mapping.tuning.schedule import Schedule
 from mapping.tuning.targets import TuningTarget, resolve
+
+Target = TuningTarget | ProgramTarget
 
 log = logging.getLogger(__name__)
 
@@ -39,8 +43,11 @@ def build(target: TuningTarget, schedule: Schedule, cache_dir: str) -> tuple[Any
     return obj, seconds
 
 
-def build_or_load(target: TuningTarget, schedule: Schedule, cache_dir: str) -> tuple[Any, float, bool]:
-    """(stencil object, seconds, whether it had to be compiled rather than loaded)."""
+def compile_definition(
+    definition: Callable[..., None], externals: Mapping[str, Any], schedule: Schedule, cache_dir: str
+) -> tuple[Any, bool]:
+    """(GT4Py stencil object of ``definition`` built as ``schedule`` says, whether it was compiled
+    rather than loaded from the cache)."""
     from stencils.config import StencilConfig
 
     StencilConfig(backend=schedule.backend, cache_dir=Path(cache_dir)).apply()
@@ -49,24 +56,49 @@ def build_or_load(target: TuningTarget, schedule: Schedule, cache_dir: str) -> t
     from mapping.tuning.gt4py_hooks import install
 
     install()
-    t0 = time.perf_counter()
     kwargs = dict(
         backend=schedule.backend,
-        definition=target.definition,
-        externals=dict(target.externals),
+        definition=definition,
+        externals=dict(externals),
         **schedule.gt4py_options(),
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            obj = gtscript.stencil(raise_if_not_cached=True, **kwargs)
-            compiled = False
+            return gtscript.stencil(raise_if_not_cached=True, **kwargs), False
         except ValueError as exc:
             if "not up to date in the cache" not in str(exc):
                 raise
-            obj = gtscript.stencil(**kwargs)
-            compiled = True
-    return obj, time.perf_counter() - t0, compiled and schedule.compiled
+            return gtscript.stencil(**kwargs), schedule.compiled
+
+
+def build_or_load(target: TuningTarget, schedule: Schedule, cache_dir: str) -> tuple[Any, float, bool]:
+    """(stencil object, seconds, whether it had to be compiled rather than loaded)."""
+    if schedule.fuse:
+        raise TuningError(
+            f"schedule fuse={list(schedule.fuse)} needs a stencil program; {target.name!r} is one stencil"
+        )
+    t0 = time.perf_counter()
+    obj, compiled = compile_definition(target.definition, target.externals, schedule, cache_dir)
+    return obj, time.perf_counter() - t0, compiled
+
+
+def make_runner(
+    target: TuningTarget | ProgramTarget, schedule: Schedule, cache_dir: str
+) -> tuple[Callable[[Mapping[str, Any], Any], None], float, bool]:
+    """(run(fields, domain), build seconds, compiled?) for a stencil or a stencil program."""
+    if isinstance(target, ProgramTarget):
+        runner = ProgramRunner(
+            target, schedule, cache_dir,
+            lambda d, e: compile_definition(d, e, schedule, cache_dir),
+        )  # fmt: skip
+        return runner, runner.seconds, runner.compiled
+    obj, seconds, compiled = build_or_load(target, schedule, cache_dir)
+
+    def run(fields: Mapping[str, Any], domain: Any) -> None:
+        obj(**fields, **target.params, origin=domain.origin, domain=domain.domain, validate_args=False)
+
+    return run, seconds, compiled
 
 
 def _storages(arrays: Mapping[str, np.ndarray], backend: str) -> dict[str, Any]:
@@ -75,11 +107,12 @@ def _storages(arrays: Mapping[str, np.ndarray], backend: str) -> dict[str, Any]:
     return {k: gt_storage.from_array(v, backend=backend) for k, v in arrays.items()}
 
 
-def reference_outputs(target: TuningTarget, domain: Any, seed: int, cache_dir: str) -> dict[str, np.ndarray]:
-    """Outputs of the numpy backend on the seeded inputs (the differential-test reference)."""
-    obj, _ = build(target, Schedule(backend="numpy"), cache_dir)
+def reference_outputs(target: Target, domain: Any, seed: int, cache_dir: str) -> dict[str, np.ndarray]:
+    """Outputs of the numpy backend (programs: unfused) on the seeded inputs: the differential
+    test's reference."""
+    run, _, _ = make_runner(target, Schedule(backend="numpy"), cache_dir)
     fields = _storages(target.allocate(domain, seed), "numpy")
-    obj(**fields, **target.params, origin=domain.origin, domain=domain.domain)
+    run(fields, domain)
     return {k: np.asarray(fields[k]).copy() for k in target.outputs}
 
 
@@ -101,7 +134,7 @@ def validate(
 
 
 def measure_one(
-    target: TuningTarget,
+    target: Target,
     schedule: Schedule,
     domain: Any,
     reference: Mapping[str, np.ndarray],
@@ -113,12 +146,10 @@ def measure_one(
     """Build/load, validate, then time ``schedule``: the result record for one schedule."""
     rec: dict[str, Any] = {"key": schedule.key, "build_key": schedule.build_key}
     try:
-        obj, load_s = build(target, schedule, cache_dir)
+        run, load_s, _ = make_runner(target, schedule, cache_dir)
         rec["load_seconds"] = load_s
         fields = _storages(target.allocate(domain, seed), schedule.backend)
-        call = lambda: obj(  # noqa: E731
-            **fields, **target.params, origin=domain.origin, domain=domain.domain, validate_args=False
-        )
+        call = lambda: run(fields, domain)  # noqa: E731
         call()
         reason = validate(fields, reference, domain)
         if reason is not None:
@@ -162,7 +193,7 @@ def run_request(request: Mapping[str, Any], results: Path) -> None:
         for s in schedules:
             rec: dict[str, Any] = {"key": s.key, "build_key": s.build_key}
             try:
-                _, seconds, compiled = build_or_load(target, s, cache_dir)
+                _, seconds, compiled = make_runner(target, s, cache_dir)
                 rec.update(status="ok", build_seconds=seconds, compiled=compiled)
             except (Exception, SystemExit) as exc:  # setuptools exits on compiler errors
                 rec.update(status="invalid", error=f"{type(exc).__name__}: {exc}"[:2000])

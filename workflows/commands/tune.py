@@ -57,12 +57,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=cmd_list)
 
     p = tsub.add_parser(
-        "search", help="search a stencil's schedule space, store every evaluation",
+        "search", help="search a stencil's or a stencil program's schedule space, store every evaluation",
         description="Build, validate against the numpy backend, and time schedules of STENCIL "
-        "(a library name or module:function). Evaluations already in the database are reused, "
-        "so an interrupted search resumes.",
+        "(a library name, module:function or module:function[x,KEY=VALUE] with externals) or "
+        "of a PROGRAM (biharmonic, smooth_advect, or module:attribute of a StencilProgram; its "
+        "space adds the fusion of consecutive calls into one stencil). Evaluations already in "
+        "the database are reused, so an interrupted search resumes.",
     )
-    p.add_argument("stencil", help="library name (e.g. hdiff) or module:function of a GTScript definition")
+    p.add_argument("stencil", metavar="STENCIL|PROGRAM",
+                   help="hdiff, fv3core.stencils.ppm:ppm_flux_stencil[x,iord=5], biharmonic, ...")
     p.add_argument("--space", choices=("compact", "full", "tiny"), default="compact",
                    help="schedule space (compact: 61 schedules, full: ~15800, tiny: 3)")
     p.add_argument("--strategy", choices=("exhaustive", "random", "optuna"), default=None,
@@ -121,10 +124,13 @@ def _stream_gbs() -> float:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    from mapping.tuning.programs import EXAMPLE_PROGRAMS
     from mapping.tuning.targets import discover_all, library_names
 
     tunable, skipped = discover_all()
     sys.stdout.write("\n".join(library_names() + tunable) + "\n")
+    sys.stdout.write("\n# stencil programs (searched with their fusion knob):\n")
+    sys.stdout.write("\n".join(EXAMPLE_PROGRAMS) + "\n")
     if skipped:
         sys.stdout.write("\n# found, but not tunable on their own (they need externals or do not parse):\n")
         for name, why in skipped.items():
@@ -140,13 +146,14 @@ def cmd_search(args: argparse.Namespace) -> int:
     from mapping.tuning.search import Tuner
     from mapping.tuning.space import get_space
 
-    space = get_space(args.space)
     strategy = args.strategy or ("optuna" if args.budget else "exhaustive")
     db = TuningDB(args.db)
+    tuner = Tuner(args.stencil, _evaluator(args, args.stencil), db)
+    space = tuner.space(get_space(args.space))  # a program's space includes its fusions
     total = min(args.budget or len(space), len(space)) + 1
-    with tqdm(total=total, desc=f"tune {args.stencil}", unit="sched") as bar:
-        tuner = Tuner(args.stencil, _evaluator(args, args.stencil), db, progress=bar.update)
-        if db.embedding(args.stencil, args.domain) is None:
+    with tqdm(total=total, desc=f"tune {tuner.stencil}", unit="sched") as bar:
+        tuner.progress = bar.update
+        if db.embedding(tuner.stencil, args.domain) is None:
             tuner.profile(_stream_gbs())
         else:
             bar.update(1)
