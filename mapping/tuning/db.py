@@ -31,6 +31,8 @@ CREATE TABLE IF NOT EXISTS evaluations (
     stencil TEXT, machine TEXT, domain TEXT, key TEXT, schedule TEXT, status TEXT,
     median_s REAL, min_s REAL, max_s REAL, noise REAL, build_seconds REAL, built INTEGER,
     error TEXT, created REAL, PRIMARY KEY (stencil, machine, domain, key));
+CREATE TABLE IF NOT EXISTS feature_status (
+    stencil TEXT, machine TEXT, domain TEXT, status TEXT, PRIMARY KEY (stencil, machine, domain));
 CREATE TABLE IF NOT EXISTS applied (
     stencil TEXT PRIMARY KEY, schedule TEXT, machine TEXT, speedup REAL, applied REAL);
 """
@@ -81,6 +83,7 @@ class TuningDB:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self._conn() as con:
                 con.executescript(_SCHEMA)
+
         except sqlite3.DatabaseError as exc:
             raise TuningError(f"tuning database {self.path} is not usable: {exc}") from exc
 
@@ -105,22 +108,28 @@ class TuningDB:
                     json.dumps(dict(embedding.features)), baseline_s, stream_gbs, time.time(),
                 ),
             )
+            con.execute(
+                "INSERT OR REPLACE INTO feature_status VALUES (?,?,?,?)",
+                (embedding.stencil, self.machine, domain_key(domain), json.dumps(dict(embedding.status))),
+            )
 
     def embedding(self, stencil: str, domain: tuple[int, ...]) -> Embedding | None:
         with self._conn() as con:
             row = con.execute(
-                "SELECT features FROM stencils WHERE stencil=? AND machine=? AND domain=?",
+                "SELECT s.features, f.status FROM stencils s LEFT JOIN feature_status f "
+                "USING (stencil, machine, domain) WHERE stencil=? AND machine=? AND domain=?",
                 (stencil, self.machine, domain_key(domain)),
             ).fetchone()
-        return Embedding(stencil, json.loads(row[0])) if row else None
+        return Embedding(stencil, json.loads(row[0]), json.loads(row[1] or "{}")) if row else None
 
     def embeddings(self, domain: tuple[int, ...]) -> list[Embedding]:
         with self._conn() as con:
             rows = con.execute(
-                "SELECT stencil, features FROM stencils WHERE machine=? AND domain=? ORDER BY stencil",
+                "SELECT stencil, s.features, f.status FROM stencils s LEFT JOIN feature_status f "
+                "USING (stencil, machine, domain) WHERE machine=? AND domain=? ORDER BY stencil",
                 (self.machine, domain_key(domain)),
             ).fetchall()
-        return [Embedding(s, json.loads(f)) for s, f in rows]
+        return [Embedding(s, json.loads(f), json.loads(st or "{}")) for s, f, st in rows]
 
     # -- evaluations ----------------------------------------------------------------------
     def put_evaluation(self, stencil: str, domain: tuple[int, ...], ev: Evaluation) -> None:
@@ -189,7 +198,7 @@ class TuningDB:
     def export(self) -> dict[str, Any]:
         data: dict[str, Any] = {"format": "stratoflow-tuning-db/1"}
         with self._conn() as con:
-            for table in ("stencils", "evaluations", "applied"):
+            for table in ("stencils", "feature_status", "evaluations", "applied"):
                 cur = con.execute(f"SELECT * FROM {table}")  # noqa: S608 (fixed table names)
                 cols = [c[0] for c in cur.description]
                 data[table] = [dict(zip(cols, row)) for row in cur.fetchall()]
@@ -203,7 +212,7 @@ class TuningDB:
             )
         n = 0
         with self._conn() as con:
-            for table in ("stencils", "evaluations", "applied"):
+            for table in ("stencils", "feature_status", "evaluations", "applied"):
                 known = {c[1] for c in con.execute(f"PRAGMA table_info({table})")}
                 for row in data.get(table, []):
                     cols = list(row)

@@ -26,9 +26,10 @@ variable_k             static   1 if a field is read at a run-time vertical offs
 fusable_neighbours     static   stencils of its program it can be fused with (0 standalone)
 log_ns_per_point       dynamic  log10 of the numpy-backend run time per grid point (ns)
 bandwidth_fraction     dynamic  compulsory bytes / run time, as a fraction of STREAM triad
-ipc                    dynamic  instructions per cycle: a slot for hardware counters; not measured
-                                (``perf stat`` on this VM reports ``<not supported>``), so NaN and
-                                left out of the distance
+ipc                    dynamic  instructions per cycle of the baseline calls from ``perf stat``
+                                (:mod:`mapping.tuning.counters`); where the machine exposes no
+                                counters it is NaN (left out of the distance) and the embedding's
+                                ``status["ipc"]`` says why
 =====================  =======  ===================================================================
 
 Embeddings are standardised (z-scores over the database) before nearest-neighbour search.
@@ -40,7 +41,7 @@ import logging
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -154,6 +155,7 @@ class Embedding:
 
     stencil: str
     features: Mapping[str, float]
+    status: Mapping[str, str] = field(default_factory=dict)  # dynamic feature -> how it was obtained
 
     def vector(self, names: Sequence[str] = FEATURES) -> np.ndarray:
         return np.array([float(self.features.get(n, float("nan"))) for n in names])

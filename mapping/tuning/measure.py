@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -116,17 +117,21 @@ class Evaluator:
         self.target = target
         self.config = config or MeasureConfig()
         self.config.cache_dir.mkdir(parents=True, exist_ok=True)
+        self.last_stderr = ""
         self.builds = 0  # compilations actually paid
         self.runs = 0  # schedules measured
 
-    def _child(self, mode: str, schedules: list[Schedule], env: dict[str, str], timeout: float) -> list[dict[str, Any]]:
+    def _child(
+        self, mode: str, schedules: list[Schedule], env: dict[str, str], timeout: float,
+        wrap: list[str] | None = None, repeats: int | None = None,
+    ) -> list[dict[str, Any]]:  # fmt: skip
         request = {
             "mode": mode,
             "target": self.target,
             "domain": list(self.config.domain),
             "schedules": [s.to_dict() for s in schedules],
             "cache_dir": str(self.config.cache_dir),
-            "repeats": self.config.repeats,
+            "repeats": repeats or self.config.repeats,
             "warmup": self.config.warmup,
             "seed": self.config.seed,
         }
@@ -137,12 +142,13 @@ class Evaluator:
             child_env.update(env)
             try:
                 proc = subprocess.run(
-                    [sys.executable, "-m", "mapping.tuning.worker", str(req), str(res)],
+                    list(wrap or []) + [sys.executable, "-m", "mapping.tuning.worker", str(req), str(res)],
                     env=child_env,
                     capture_output=True,
                     text=True,
                     timeout=timeout,
                 )
+                self.last_stderr = proc.stderr
                 if proc.returncode != 0:
                     log.warning(
                         "tuning worker (%s, %d schedules) exited with %d: %s",
@@ -175,6 +181,51 @@ class Evaluator:
                 out[rec["build_key"]] = rec
                 if rec.get("status") == "ok" and rec.get("compiled"):
                     self.builds += 1
+        return out
+
+    def perf_run(self, schedule: Schedule, repeats: int) -> str:
+        """Measure ``schedule`` with ``repeats`` calls under ``perf stat``; perf's output."""
+        from mapping.tuning.counters import perf_prefix
+
+        self.last_stderr = ""
+        self._child("measure", [schedule], schedule.environment(self.config.cores),
+                    self.config.startup_timeout_s, wrap=perf_prefix(), repeats=repeats)  # fmt: skip
+        return self.last_stderr
+
+    def interleaved(self, schedules: list[Schedule], rounds: int = 3) -> dict[str, dict[str, Any]]:
+        """Re-measure ``schedules`` under identical conditions: ``rounds`` rounds, each measuring
+        every schedule once (one child per OpenMP environment, the order rotated each round),
+        pooling all timed samples. Returns key -> {median_s, min_s, noise, samples, status}.
+        Schedules must be built already (they were, by the search that found them)."""
+        groups: dict[tuple[tuple[str, str], ...], list[Schedule]] = {}
+        for s in {s.key: s for s in schedules}.values():
+            groups.setdefault(tuple(sorted(s.environment(self.config.cores).items())), []).append(s)
+        order = list(groups)
+        samples: dict[str, list[float]] = {s.key: [] for s in schedules}
+        errors: dict[str, str] = {}
+        for r in range(rounds):
+            rot = order[r % len(order):] + order[: r % len(order)]
+            for env_items in rot:
+                group = groups[env_items]
+                if r % 2:
+                    group = group[::-1]
+                timeout = self.config.run_timeout_s * len(group) + self.config.startup_timeout_s
+                for rec in self._child("measure", group, dict(env_items), timeout):
+                    if rec.get("status") == "ok":
+                        samples[rec["key"]] += rec.get("samples") or [rec["median_s"]]
+                    else:
+                        errors[rec["key"]] = rec.get("error", rec.get("status", "failed"))
+                self.runs += len(group)
+        out: dict[str, dict[str, Any]] = {}
+        for key, xs in samples.items():
+            if not xs:
+                out[key] = {"status": "invalid", "error": errors.get(key, "no sample")}
+                continue
+            med = statistics.median(xs)
+            out[key] = {
+                "status": "ok", "median_s": med, "min_s": min(xs), "samples": len(xs),
+                "noise": (max(xs) - min(xs)) / med if med else 0.0,
+            }  # fmt: skip
         return out
 
     def __call__(

@@ -12,6 +12,7 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from mapping.tuning import counters
 from mapping.tuning.db import TuningDB
 from mapping.tuning.errors import TuningError
 from mapping.tuning.features import Embedding, dynamic_features, static_features
@@ -80,8 +81,14 @@ class Tuner:
             feats = static_program_features(self.target)
         else:
             feats = static_features(self.target)
-        feats.update(dynamic_features(self.target, self.domain, float(base.median_s), stream_gbs))
-        emb = Embedding(self.stencil, feats)
+        status = counters.probe()
+        ipc = None
+        if status.available:
+            ipc = counters.ipc_from_runs(lambda r: self.evaluator.perf_run(Schedule("numpy"), r))
+            if ipc is None:
+                status = counters.CounterStatus(False, "perf ran but its counts gave no IPC (see log)")
+        feats.update(dynamic_features(self.target, self.domain, float(base.median_s), stream_gbs, ipc))
+        emb = Embedding(self.stencil, feats, counters.status_dict(status))
         self.db.put_embedding(emb, self.domain, float(base.median_s), stream_gbs)
         return emb
 

@@ -68,6 +68,44 @@ def candidates_from(
     return list(out.values())
 
 
+def consensus_candidates(
+    db: TuningDB, neighbours: Sequence[tuple[str, float]], domain: tuple[int, ...], n: int
+) -> list[Schedule]:
+    """The ``n`` schedules that are fastest over all neighbours together.
+
+    Each neighbour's runtimes are normalised by its own best; a schedule's score is the
+    distance-weighted (1 / (d + 0.1)) mean of log(runtime / best) over the neighbours, a schedule
+    invalid or unmeasured on a neighbour counting as that neighbour's slowest valid one. One
+    noisy neighbour measurement no longer decides alone, which the best-per-neighbour rule
+    suffers from when many schedules are within noise of each other.
+    """
+    import math
+
+    scores: dict[str, float] = {}
+    schedules: dict[str, Schedule] = {}
+    total_w = 0.0
+    per: list[tuple[float, dict[str, float], float]] = []
+    for name, dist in neighbours:
+        ok = {k: e for k, e in db.evaluations(name, domain).items() if e.ok}
+        if not ok:
+            continue
+        best = min(float(e.median_s) for e in ok.values())  # type: ignore[arg-type]
+        logs = {k: math.log(float(e.median_s) / best) for k, e in ok.items()}  # type: ignore[arg-type]
+        for k, e in ok.items():
+            schedules.setdefault(k, e.schedule)
+        w = 1.0 / (dist + 0.1)
+        per.append((w, logs, max(logs.values())))
+        total_w += w
+    for key in schedules:
+        scores[key] = sum(w * logs.get(key, worst) for w, logs, worst in per) / total_w
+    ranked = sorted(schedules, key=lambda k: (scores[k], k))
+    return [schedules[k] for k in ranked[:n]]
+
+
+#: How transfer picks the candidates from the neighbours' results.
+CANDIDATE_RULES = ("best", "consensus")
+
+
 def transfer(
     query: Embedding,
     db: TuningDB,
@@ -77,14 +115,25 @@ def transfer(
     per_neighbour: int = 1,
     pool: Sequence[Embedding] | None = None,
     space_size: int = 0,
+    rule: str = "best",
+    candidates: int | None = None,
 ) -> TransferResult:
-    """Evaluate the neighbours' best schedules on ``query``'s stencil; keep the fastest."""
+    """Evaluate candidate schedules from ``query``'s k nearest neighbours; keep the fastest.
+
+    ``rule="best"``: the best ``per_neighbour`` schedules of each neighbour;
+    ``rule="consensus"``: the ``candidates`` (default k) best by :func:`consensus_candidates`.
+    """
     if k < 1:
         raise TuningError(f"--k must be >= 1, got {k}")
+    if rule not in CANDIDATE_RULES:
+        raise TuningError(f"unknown candidate rule {rule!r}; use one of {CANDIDATE_RULES}")
     pool = list(pool) if pool is not None else db.embeddings(domain)
     tuned = [e for e in pool if db.best(e.stencil, domain) is not None]
     neighbours = nearest(query, tuned, k)
-    cands = candidates_from(db, neighbours, domain, per_neighbour)
+    if rule == "consensus":
+        cands = consensus_candidates(db, neighbours, domain, candidates or k)
+    else:
+        cands = candidates_from(db, neighbours, domain, per_neighbour)
     log.info("%s: neighbours %s -> %d candidate schedules", query.stencil, neighbours, len(cands))
     result = TransferResult(query.stencil, neighbours, cands, space_size=space_size)
     result.evaluations = evaluate(cands) if cands else []

@@ -170,6 +170,7 @@ def measure_one(
             max_s=max(samples),
             noise=(max(samples) - min(samples)) / med if med else 0.0,
             repeats=repeats,
+            samples=samples,
         )
     except (Exception, SystemExit) as exc:  # setuptools exits on compiler errors
         rec.update(status="invalid", error=f"{type(exc).__name__}: {exc}"[:2000])

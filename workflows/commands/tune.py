@@ -246,6 +246,11 @@ def cmd_db(args: argparse.Namespace) -> int:
         best = db.best(args.arg, args.domain)
         default_s = best.default_s if best else None
         sys.stdout.write(f"# {args.arg} ({'x'.join(map(str, args.domain))})\n\n")
+        emb = db.embedding(args.arg, args.domain)
+        if emb is not None and emb.status:
+            for feature, how in sorted(emb.status.items()):
+                sys.stdout.write(f"- dynamic feature `{feature}`: {how}\n")
+            sys.stdout.write("\n")
         sys.stdout.write(evaluations_table(list(evs.values()), default_s))
         return 0
     if args.action == "export":
