@@ -1,14 +1,16 @@
 """Transfer tuning, leave-one-out: transferred schedules vs each stencil's exhaustive optimum.
 
-For every stencil (the library, plus module-level GTScript definitions found in fv3core):
-embed it and search its schedule space exhaustively (resumable: evaluations are stored in the
-tuning database and skipped when present, so the benchmark can be completed across runs).
-Then, for each stencil whose exhaustive search is complete, hold it out: transfer from the
-other complete stencils' database (k nearest neighbours' best schedules) and compare the
-transferred schedule's runtime with the held-out stencil's own exhaustive best. Candidate
-runtimes are the held-out stencil's own measurements from its exhaustive search (the same
-schedule measured on the same stencil), so transfer pays no extra noise. Evaluations are
-counted as timed schedules and, separately, as compilations.
+For every stencil (the library, plus module-level GTScript definitions found in fv3core, the
+directional ones as their x variant): embed it and search its schedule space exhaustively
+(resumable: evaluations are stored in the tuning database and skipped when present, so the
+benchmark can be completed across runs). Then, for each stencil whose exhaustive search is
+complete, hold it out: transfer from the other complete stencils (k nearest neighbours, by the
+``best`` and the ``consensus`` candidate rule), and compare with its own exhaustive best.
+The candidates of both rules and the exhaustive search's fastest finalists are re-measured
+in interleaved rounds under identical conditions (``--confirm-rounds``); the transfer result is
+the fastest re-measured candidate, the exhaustive best the fastest re-measured finalist. The
+ratio from the search-time timings is reported beside it. Evaluations are counted as timed
+schedules and, separately, as compilations.
 """
 
 from __future__ import annotations

@@ -270,6 +270,11 @@ def _definition_target(
     )
     outputs = tuple(f for f in access.fields if f in access.writes)
     inputs = tuple(f for f in access.fields if f not in access.writes)
+    # fields the chosen externals make unused (e.g. PPM's dm with hord 5) are still arguments
+    unused = tuple(
+        p for p in inspect.signature(definition).parameters
+        if p not in access.fields and p not in access.scalars
+    )  # fmt: skip
     inout = [f for f in outputs if f in access.reads]
     from gt4py.cartesian.gtc import gtir
 
@@ -282,7 +287,7 @@ def _definition_target(
         name=name,
         definition=definition,
         halo=halo,
-        inputs=inputs + tuple(inout),
+        inputs=inputs + tuple(inout) + unused,
         outputs=outputs,
         params={s: 0.5 for s in access.scalars},
         externals=dict(externals or {}),

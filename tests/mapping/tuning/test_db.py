@@ -39,7 +39,7 @@ def test_apply_export_import(tmp_path: Path) -> None:
     db.apply("lap", Schedule("gt:cpu_ifirst", threads=1), 4.0)
     data = db.export()
     other = TuningDB(tmp_path / "b.sqlite", machine="m1")
-    assert other.import_(data) == 1 + 3 + 1
+    assert other.import_(data) == 1 + 1 + 3 + 1  # embedding, its feature status, 3 evaluations, applied
     assert other.applied() == {"lap": Schedule("gt:cpu_ifirst", threads=1)}
     assert other.evaluations("lap", DOM) .keys() == db.evaluations("lap", DOM).keys()
     assert other.unapply("lap") and not other.unapply("lap")

@@ -1,0 +1,74 @@
+"""Targets that carry GTScript externals in their names (fv3core's directional stencils)."""
+
+from __future__ import annotations
+
+import pytest
+from gt4py.cartesian.gtscript import I, J
+
+from mapping.tuning.errors import TuningError
+from mapping.tuning.targets import (
+    canonical,
+    direction_externals,
+    discover_all,
+    format_value,
+    names_for_externals,
+    parse_value,
+    resolve,
+    split_name,
+)
+
+
+def test_names_round_trip_and_are_canonical() -> None:
+    """Parsing then formatting gives back the canonical spelling (direction first, keys sorted)."""
+    base, d, ext = split_name("m.od:f[iord=8, x]")
+    assert (base, d, ext) == ("m.od:f", "x", {"iord": 8})
+    assert canonical("m.od:f[iord=8, x]") == "m.od:f[x,iord=8]"
+    assert canonical("m.od:f[sa=I[0]+1,DI=1,flag=true,c=0.5]") == "m.od:f[DI=1,c=0.5,flag=true,sa=I[0]+1]"
+    for text in ("I[0]", "I[0]+1", "J[-1]-10000", "3", "0.25", "true"):
+        assert format_value(parse_value(text)) == text
+    assert canonical("hdiff") == "hdiff"
+
+
+@pytest.mark.parametrize("bad", ["m:f[z]", "m:f[1x=3]", "m:f[a=I[[0]]", "m:f[a=nonsense]"])
+def test_bad_names_say_what_to_write(bad: str) -> None:
+    with pytest.raises(TuningError):
+        split_name(bad)
+
+
+def test_direction_externals_follow_fv3core_convention() -> None:
+    """Offsets one/two cells along the direction; edge regions on the first/last compute cell,
+    spanning the whole other axis (checked against fv3core.stencils.directions by hand)."""
+    x, y = direction_externals("x"), direction_externals("y")
+    assert (x["DI"], x["DJ"], x["DI2"], x["DJ2"]) == (1, 0, 2, 0)
+    assert (y["DI"], y["DJ"], y["DI2"], y["DJ2"]) == (0, 1, 0, 2)
+    assert format_value(x["sa"]) == "I[0]" and format_value(x["eb"]) == "I[-1]+1"
+    assert format_value(x["sc"]) == "J[0]-10000" and format_value(y["ed"]) == "J[-1]+1"
+    assert repr(x["ea"]) == repr(I[-1]) and repr(y["sc"]) == repr(J[0])
+
+
+def test_build_externals_map_to_tuned_names() -> None:
+    """A build's externals find the direction-named target first, then explicit, then bare."""
+    ext = {**direction_externals("y"), "iord": 5}
+    names = names_for_externals("m:f", ext)
+    assert names[0] == "m:f[y,iord=5]" and names[-1] == "m:f"
+    assert names_for_externals("m:f", {}) == ["m:f"]
+
+
+def test_fv3core_directional_stencils_resolve_with_externals() -> None:
+    """ppm_flux_stencil reads q up to 3 cells upstream once composed through its temporaries
+    (al at -1 reads q at -2..+1, flux reads b0 at -1): halo 3, as FV3's; dxa is an IJ field."""
+    t = resolve("fv3core.stencils.ppm:ppm_flux_stencil[iord=5,x]")
+    assert t.name == "fv3core.stencils.ppm:ppm_flux_stencil[x,iord=5]"
+    assert t.externals["iord"] == 5 and t.externals["DI2"] == 2
+    assert t.halo == 3 and t.field_axes["dxa"] == "IJ" and t.outputs == ("flux",)
+    with pytest.raises(TuningError, match=r"\[x\]"):
+        resolve("fv3core.stencils.ppm:ppm_slope_stencil")  # needs DI/DJ: the hint names [x]
+
+
+def test_discovery_lists_x_and_y_variants_of_fv3core() -> None:
+    tunable, skipped = discover_all()
+    assert "fv3core.stencils.ppm:ppm_flux_stencil[x,iord=8]" in tunable
+    assert "fv3core.stencils.transport:courant_and_area_flux[y]" in tunable
+    assert "fv3core.stencils.transport:average_flux" in tunable
+    for name, why in skipped.items():  # definitions needing other externals say how to name them
+        assert "KEY=VALUE" in why, (name, why)
