@@ -9,6 +9,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from stencils.atomic import atomic_write_bytes, atomic_write_text
+
+__all__ = [
+    "atomic_write_bytes", "atomic_write_text", "checksum_tree", "copy_tree_atomic", "publish_dir",
+    "sha256_file", "verify_tree",
+]
+
 # files a step's folder holds that are bookkeeping, not outputs
 BOOKKEEPING = (".taskinfo", "params.json")
 
@@ -65,19 +72,3 @@ def copy_tree_atomic(src: Path, final: Path) -> None:
     shutil.rmtree(tmp)
     shutil.copytree(src, tmp)
     publish_dir(tmp, final)
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    atomic_write_bytes(path, text.encode())

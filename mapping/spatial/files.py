@@ -1,25 +1,7 @@
-"""Atomic file output (temporary name in the same folder, then rename)."""
+"""Atomic file output of StencilFlow reports and generated code (see :mod:`stencils.atomic`)."""
 
 from __future__ import annotations
 
-import os
-import tempfile
-from pathlib import Path
+from stencils.atomic import atomic_write_bytes, atomic_write_text
 
-
-def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
-
-
-def atomic_write_text(path: str | Path, text: str) -> Path:
-    return atomic_write_bytes(path, text.encode())
+__all__ = ["atomic_write_bytes", "atomic_write_text"]
