@@ -4,8 +4,9 @@
 ``TunedStencilFactory`` (used instead of ``StencilFactory`` by fv3core or a workflow that opts
 in) builds that stencil with the schedule's backend, compiler flags, OIR passes and SDFG
 transformations, and every other stencil as its config says. A stencil is matched by its
-library name (``hdiff``) or by ``module:function`` of its definition. The schedule's OpenMP
-settings cannot change an already-running process: they are logged (set ``OMP_NUM_THREADS`` /
+library name (``hdiff``) or by ``module:function`` of its definition (with externals,
+``module:function[x,iord=5]`` first: :func:`mapping.tuning.targets.names_for_externals`).
+The schedule's OpenMP settings cannot change an already-running process: they are logged (set ``OMP_NUM_THREADS`` /
 ``OMP_PROC_BIND`` before starting Python, as ``stratoflow tune apply`` prints).
 """
 
@@ -27,12 +28,16 @@ from stencils.factory import Stencil, StencilFactory
 log = logging.getLogger(__name__)
 
 
-def stencil_names(definition: Callable[..., None]) -> list[str]:
-    """Names under which a definition can be tuned: library name(s), then module:function."""
+def stencil_names(
+    definition: Callable[..., None], externals: Mapping[str, Any] | None = None
+) -> list[str]:
+    """Names under which a definition built with ``externals`` can be tuned, most specific
+    first: library name(s), then ``module:function[x,...]`` forms, then ``module:function``."""
+    from mapping.tuning.targets import names_for_externals
     from stencils.library import LIBRARY
 
     names = [n for n, ls in LIBRARY.items() if ls.definition is definition]
-    names.append(f"{definition.__module__}:{definition.__name__}")
+    names += names_for_externals(f"{definition.__module__}:{definition.__name__}", dict(externals or {}))
     return names
 
 
@@ -48,8 +53,10 @@ class TunedStencilFactory(StencilFactory):
         self.db = db if isinstance(db, TuningDB) else TuningDB(db)
         self.applied: dict[str, Schedule] = self.db.applied()
 
-    def schedule_for(self, definition: Callable[..., None]) -> tuple[str, Schedule] | None:
-        for name in stencil_names(definition):
+    def schedule_for(
+        self, definition: Callable[..., None], externals: Mapping[str, Any] | None = None
+    ) -> tuple[str, Schedule] | None:
+        for name in stencil_names(definition, externals):
             if name in self.applied:
                 return name, self.applied[name]
         return None
@@ -57,7 +64,7 @@ class TunedStencilFactory(StencilFactory):
     def _build(
         self, definition: Callable[..., None], externals: Mapping[str, Any] | None, name: str
     ) -> Stencil:
-        found = self.schedule_for(definition)
+        found = self.schedule_for(definition, externals)
         if found is None:
             return super()._build(definition, externals, name)
         tuned_name, schedule = found

@@ -96,3 +96,10 @@ def test_fuse_knob_keeps_stencil_schedule_hashes() -> None:
     assert "fuse" not in s.to_dict()
     f = Schedule.from_json(Schedule("numpy", fuse=(2, 1)).to_json())
     assert f.fuse == (2, 1) and f.key != Schedule("numpy").key and "fuse=2+1" in f.describe()
+
+
+def test_interleaved_remeasurement_pools_rounds() -> None:
+    """Two schedules re-measured in 2 rounds of 2 repeats: 4 pooled samples each."""
+    ev = Evaluator("biharmonic", MeasureConfig(domain=DOMAIN, repeats=2, warmup=0, jobs=1, cache_dir=_cache()))
+    out = ev.interleaved([Schedule("numpy"), Schedule("numpy", fuse=(2,))], rounds=2)
+    assert all(r["status"] == "ok" and r["samples"] == 4 and r["min_s"] <= r["median_s"] for r in out.values())

@@ -72,3 +72,17 @@ def test_discovery_lists_x_and_y_variants_of_fv3core() -> None:
     assert "fv3core.stencils.transport:average_flux" in tunable
     for name, why in skipped.items():  # definitions needing other externals say how to name them
         assert "KEY=VALUE" in why, (name, why)
+
+
+def test_tuned_factory_matches_externals_variants() -> None:
+    """A build of ppm_flux_stencil with y offsets, hord 8 and subdomain-specific regions finds
+    the schedule applied to '...[y,iord=8]' (and not the x one)."""
+    from gt4py.cartesian.gtscript import I, J
+
+    from fv3core.stencils.ppm import ppm_flux_stencil
+    from mapping.tuning.factory import stencil_names
+
+    regions = {"sa": I[0] - 10000, "sc": J[0] + 2, "sd": J[0] + 3}  # as fv3core builds them
+    names = stencil_names(ppm_flux_stencil, {**direction_externals("y"), **regions, "iord": 8})
+    base = "fv3core.stencils.ppm:ppm_flux_stencil"
+    assert names[0] == f"{base}[y,iord=8]" and f"{base}[x,iord=8]" not in names and names[-1] == base
