@@ -71,27 +71,33 @@ class GeneratedStencil:
     definition: Callable[..., None]
     externals: Mapping[str, float]
     source: str
+    params: tuple[str, ...] = ()
 
 
 def generate(
     name: str,
     inputs: Sequence[str],
     outputs: Sequence[str],
-    statements: Sequence[tuple[str, str]],
+    statements: Sequence[tuple[str, str] | str],
     externals: Mapping[str, float] | None = None,
+    types: Mapping[str, str] | None = None,
 ) -> GeneratedStencil:
     """A GTScript definition ``name(inputs..., outputs...)`` running ``target = expr`` statements
     (in order, in one ``computation(PARALLEL), interval(...)``). Names assigned that are not
-    parameters become stencil temporaries."""
+    parameters become stencil temporaries. A statement given as a plain string is one source
+    line (its own indentation relative to the computation block, e.g. a ``while`` loop).
+    ``types`` maps parameters to annotations other than ``Field[np.float64]`` (data-dimension
+    fields, ``GlobalTable`` weights)."""
     from gt4py.cartesian import gtscript
 
     externals = dict(externals or {})
-    params = ", ".join(f"{p}: Field[np.float64]" for p in (*inputs, *outputs))
+    types = dict(types or {})
+    params = ", ".join(f"{p}: {types.get(p, 'Field[np.float64]')}" for p in (*inputs, *outputs))
     lines = [f"def {name}({params}):"]
     if externals:
         lines.append(f"    from __externals__ import {', '.join(externals)}")
     lines.append("    with computation(PARALLEL), interval(...):")
-    lines += [f"        {target} = {expr}" for target, expr in statements]
+    lines += [f"        {st}" if isinstance(st, str) else f"        {st[0]} = {st[1]}" for st in statements]
     source = "\n".join(lines) + "\n"
     digest = hashlib.sha1(source.encode()).hexdigest()[:12]
     filename = f"<stratoflow-ens10-inference {name} {digest}>"
@@ -99,6 +105,7 @@ def generate(
     namespace = {
         "np": np,
         "Field": gtscript.Field,
+        "GlobalTable": gtscript.GlobalTable,
         "PARALLEL": gtscript.PARALLEL,
         "computation": gtscript.computation,
         "interval": gtscript.interval,
@@ -108,4 +115,4 @@ def generate(
     exec(compile(source, filename, "exec", dont_inherit=True), namespace)  # noqa: S102  (our own generated code)
     definition = namespace[name]
     definition.__module__ = "ens10.inference.generated"
-    return GeneratedStencil(definition, externals, source)
+    return GeneratedStencil(definition, externals, source, (*inputs, *outputs))

@@ -1,7 +1,8 @@
 """An exported baseline as a StencilFlow DAG: JSON, streaming simulation, HLS C-simulation and
 the on-chip buffers / throughput of the mapped program.
 
-The DAG is built by :func:`mapping.spatial.bridge.from_stencil_program` over the *padded* field
+The program must be exported with ``layout="fields"`` (one field per channel, weights as
+constants): StencilFlow streams scalar fields. The DAG is built by :func:`mapping.spatial.bridge.from_stencil_program` over the *padded* field
 (lat + 2 halo, lon + 2 halo): the spherical halo (periodic longitude, replicated poles) is
 filled before streaming, exactly as on a CPU, so the DAG's boundary condition only affects
 points outside the interior that are discarded.
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ens10.inference.errors import ExportError
 from ens10.inference.exporter import ExportedModel
 from ens10.inference.runner import pad_sphere
 from mapping.spatial.analysis import Analysis, Target, analyse
@@ -80,6 +82,11 @@ class DataflowExport:
     (lat, lon) field of ``shape`` (default: the checkpoint grid) plus its halo."""
 
     def __init__(self, exported: ExportedModel, shape: tuple[int, int] | None = None) -> None:
+        if exported.layout != "fields":
+            raise ExportError(
+                f"program {exported.program.name!r} has the {exported.layout!r} layout; StencilFlow "
+                "streams one field per channel: export it with layout='fields'"
+            )
         self.exported = exported
         self.field_shape = tuple(shape or exported.shape)
         h = exported.halo

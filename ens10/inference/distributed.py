@@ -78,7 +78,7 @@ class DistributedInference:
         bi, bj = self.partitioner.subtile_index(comm.rank)
         self.i0, self.j0 = bi * self.ny, bj * self.nx
         h = self.h
-        self.names = list(exported.program.inputs)
+        self.names = list(exported.field_inputs)
         self.local = {n: np.zeros((self.ny + 2 * h, self.nx + 2 * h, 1)) for n in self.names}
         self.exchange = (
             HaloExchange(comm, self.partitioner, [ScalarHalo(self.local[n], h) for n in self.names],

@@ -41,13 +41,26 @@ from ens10.baselines.models import EMOS, MLP, SOFTPLUS_ONE, LeNet
 from ens10.grid import location_features
 from ens10.inference.codegen import Externals, field_ref, generate, linear_terms, tree_sum
 from ens10.inference.errors import ExportError
+from ens10.inference.stacked import (
+    SEA_MASK,
+    SOFTPLUS_THRESHOLD,
+    Stage,
+    TableProgram,
+    conv_stage,
+    dense_stage,
+    fuse,
+    head_stage,
+    maxpool_stage,
+    predictors_stage,
+)
 from stencils.program import StencilProgram
 
 log = logging.getLogger(__name__)
 
 SUPPORTED_MODELS = ("emos", "emos_global", "mlp", "lenet")
 STATS = ("members", "given")
-SOFTPLUS_THRESHOLD = 20.0  # torch.nn.functional.softplus: x above it is returned unchanged
+LAYOUTS = ("stacked", "fields")
+
 
 
 @dataclass
@@ -56,7 +69,10 @@ class ExportedModel:
 
     ``variables``: netCDF names of the predictor variables whose members (or mean/std) are
     inputs; ``static``: per-grid-point parameter fields (lat, lon) that are program inputs too
-    (location features, local EMOS coefficients); ``halo``: the accumulated halo width.
+    (location features, local EMOS coefficients); ``halo``: the accumulated halo width;
+    ``layout``: ``stacked`` (channels as data dimensions, weights as tables: quick builds) or
+    ``fields`` (one field per channel, weights as externals: what StencilFlow maps);
+    ``loops``: channel loops in GTScript (stacked layout on every backend but numpy).
     """
 
     model: str
@@ -70,11 +86,19 @@ class ExportedModel:
     lon: np.ndarray
     halo: int = 0
     sources: dict[str, str] = field(default_factory=dict, repr=False)
+    layout: str = "stacked"
+    loops: bool = True
+
+    @property
+    def field_inputs(self) -> tuple[str, ...]:
+        """Program inputs that are (lat, lon) fields: forecast and static (not weight tables)."""
+        tables = getattr(self.program, "tables", {})
+        return tuple(f for f in self.program.inputs if f not in tables)
 
     @property
     def forecast_inputs(self) -> tuple[str, ...]:
-        """Program inputs taken from the forecast (not static)."""
-        return tuple(f for f in self.program.inputs if f not in self.static)
+        """Program inputs taken from the forecast (not static, not weight tables)."""
+        return tuple(f for f in self.field_inputs if f not in self.static)
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -128,25 +152,30 @@ class _Builder:
             self.add(gen, f"ensemble_stats_{v}", mn=f"{v}_mean", sd=f"{v}_std",
                      **{f"m{k}": member_field(v, k) for k in range(m)})
 
-    def predictors(self, names: Sequence[str], cmean: Sequence[float], cstd: Sequence[float]) -> list[str]:
-        consts = Externals("NRM")
+    def channels(self, names: Sequence[str]) -> tuple[dict[str, str], list[str], bool]:
+        """For predictor channels ``names``: (stencil parameter -> program field, the raw value
+        expression of each channel, whether NaN -> 0 is needed (surface targets))."""
         sources: dict[str, str] = {}
-        stmts = []
-        outs = [f"x{c}" for c in range(len(names))]
-        nan_guard = "sea_mask" in names
-        for c, name in enumerate(names):
-            if name == "sea_mask":
-                sources["sst_mean"] = "SSTK_mean"
-                value = "(1.0 if isfinite(sst_mean) else 0.0)"
-            elif name in LOCATION_INPUTS:
-                sources[name] = name
-                value = name
-            else:
+        values = []
+        for name in names:
+            if name == "sea_mask":  # a temporary set by SEA_MASK (a ternary inside an expression is
+                sources["sst_mean"] = "SSTK_mean"  # mis-parenthesised by GT4Py's debug backend)
+                values.append("sea")
+                continue
+            if name not in LOCATION_INPUTS:
                 var, _, stat = name.rpartition("_")
                 if var not in self.variables or stat not in ("mean", "std"):
                     raise ExportError(f"predictor channel {name!r} is not known to the exporter")
-                sources[name] = name
-                value = name
+            sources[name] = name
+            values.append(name)
+        return sources, values, "sea_mask" in names
+
+    def predictors(self, names: Sequence[str], cmean: Sequence[float], cstd: Sequence[float]) -> list[str]:
+        consts = Externals("NRM")
+        sources, values, nan_guard = self.channels(names)
+        stmts = [SEA_MASK] if "sst_mean" in sources else []
+        outs = [f"x{c}" for c in range(len(names))]
+        for c, value in enumerate(values):
             z = f"({value} - {consts.add(cmean[c], c, 'm')}) / {consts.add(cstd[c], c, 's')}"
             if nan_guard:
                 stmts.append((f"z{c}", z))
@@ -155,7 +184,7 @@ class _Builder:
                 stmts.append((outs[c], z))
         params = list(sources)
         gen = generate("predictors", params, outs, stmts, consts.values)
-        self.add(gen, "predictors", **{p: sources[p] for p in params}, **{o: o for o in outs})
+        self.add(gen, "predictors", **sources, **{o: o for o in outs})
         return self.temps(outs)
 
     def dense(self, label: str, layer: nn.Linear, inputs: Sequence[str], prefix: str) -> list[str]:
@@ -165,8 +194,37 @@ class _Builder:
         outs = [f"o{n}" for n in range(w.shape[0])]
         stmts = [(outs[n], f"max({linear_terms(w[n], b[n], ins, consts, n)}, 0.0)") for n in range(w.shape[0])]
         gen = generate(label, ins, outs, stmts, consts.values)
-        targets = self.temps([f"{prefix}{n}" for n in range(w.shape[0])])
+        targets = self.temps([f"{prefix}_{n}" for n in range(w.shape[0])])
         self.add(gen, label, **dict(zip(ins, inputs)), **dict(zip(outs, targets)))
+        return targets
+
+    def conv(self, label: str, conv: nn.Conv2d, inputs: Sequence[str], prefix: str,
+             taps: tuple[int, int, int]) -> list[str]:
+        """3x3 Conv2d + ReLU with lat/lon tap offsets ``taps``: 9 taps per input channel."""
+        w, bias = _np(conv.weight), _np(conv.bias)
+        consts = Externals(f"W{label}")
+        ins = [f"i{c}" for c in range(len(inputs))]
+        outs = [f"o{n}" for n in range(w.shape[0])]
+        stmts = []
+        for o in range(w.shape[0]):
+            terms = [consts.add(bias[o], o, "b")]
+            for c in range(w.shape[1]):
+                for a, da in enumerate(taps):
+                    for bb, db in enumerate(taps):
+                        terms.append(f"{consts.add(w[o, c, a, bb], o, c, a, bb)} * {field_ref(ins[c], (da, db))}")
+            stmts.append((outs[o], f"max({tree_sum(terms)}, 0.0)"))
+        gen = generate(label, ins, outs, stmts, consts.values)
+        targets = self.temps([f"{prefix}_{o}" for o in range(w.shape[0])])
+        self.add(gen, label, **dict(zip(ins, inputs)), **dict(zip(outs, targets)))
+        return targets
+
+    def maxpool(self, inputs: Sequence[str], prefix: str) -> list[str]:
+        """2x2 max pool of every channel at every point (one shared stencil per channel)."""
+        gen = generate("maxpool2", ["inp"], ["out"], [(
+            "out", "max(max(inp, inp[1, 0, 0]), max(inp[0, 1, 0], inp[1, 1, 0]))")])
+        targets = self.temps([f"{prefix}_{o}" for o in range(len(inputs))])
+        for src, dst in zip(inputs, targets):
+            self.add(gen, f"maxpool_{dst}", inp=src, out=dst)
         return targets
 
     def head(self, layer: nn.Linear, inputs: Sequence[str], scale: float) -> None:
@@ -182,7 +240,8 @@ class _Builder:
             ("o1", linear_terms(w[1], b[1], ins, consts, 1)),
             ("y", "o1 + SOFTPLUS_ONE"),
             ("mu", "mn + SCALE * o0"),
-            ("sigma", f"(sd + SCALE_EPS) * (y if y > {SOFTPLUS_THRESHOLD!r} else log(1.0 + exp(y)))"),
+            ("sp", f"y if y > {SOFTPLUS_THRESHOLD!r} else log(1.0 + exp(y))"),
+            ("sigma", "(sd + SCALE_EPS) * sp"),
         ]
         gen = generate("head", [*ins, "mn", "sd"], ["mu", "sigma"], stmts, consts.values)
         self.add(gen, "head", **dict(zip(ins, inputs)), mn=f"{self.tvar}_mean",
@@ -191,6 +250,80 @@ class _Builder:
     def program(self) -> StencilProgram:
         prog = StencilProgram(self.name, inputs=self.inputs, outputs=["mu", "sigma"],
                               temporaries=self.temporaries)
+        for gen, bindings, label in self.calls:
+            prog.add(gen.definition, label=label, externals=gen.externals, **bindings)
+        return prog
+
+
+
+class _StackedBuilder(_Builder):
+    """The ``stacked`` layout (:mod:`ens10.inference.stacked`): layers over channel-stacked
+    fields with the weights as ``GlobalTable`` parameters (``loops``: channel loops in GTScript,
+    else unrolled with constant indices for the numpy backend). Consecutive layers are fused into
+    one stencil until a layer reads a field of the current stencil at an offset (GT4Py computes
+    such a field in an earlier stencil): the MLP is one stencil after the ensemble statistics,
+    LeNet four (predictors, conv1, max pool, conv2 + dense + head)."""
+
+    def __init__(self, *args: Any, loops: bool = True, **kw: Any) -> None:
+        self.loops = loops
+        self.tables: dict[str, np.ndarray] = {}
+        self.data_dims: dict[str, tuple[int, ...]] = {}
+        self.pending: list[Stage] = []
+        super().__init__(*args, **kw)
+
+    def stage(self, st: Stage, **tables: Any) -> None:
+        written = {w for p in self.pending for w in p.writes}
+        if written & set(st.offset_reads):
+            self.flush()
+        self.tables.update({f"{st.label}_{k}": np.asarray(v, dtype=np.float64) for k, v in tables.items()})
+        self.pending.append(st)
+
+    def flush(self) -> None:
+        if self.pending:
+            label, gen = fuse(self.pending)
+            self.add(gen, label, **{p: p for p in gen.params})
+            self.pending = []
+
+    def stacked(self, name: str, channels: int) -> str:
+        self.data_dims[name] = (channels,)
+        return self.temps([name])[0]
+
+    def predictors(self, names: Sequence[str], cmean: Sequence[float], cstd: Sequence[float]) -> str:
+        sources, values, nan_guard = self.channels(names)
+        x = self.stacked("x", len(names))
+        self.stage(predictors_stage(sources, values, nan_guard, x), m=cmean, s=cstd)
+        return x
+
+    def dense(self, label: str, layer: nn.Linear, inputs: str, prefix: str) -> str:
+        w, b = _np(layer.weight), _np(layer.bias)
+        y = self.stacked(prefix, w.shape[0])
+        self.stage(dense_stage(label, inputs, y, w.shape[0], w.shape[1], self.loops), w=w, b=b)
+        return y
+
+    def conv(self, label: str, conv: nn.Conv2d, inputs: str, prefix: str, taps: tuple[int, int, int]) -> str:
+        w, b = _np(conv.weight), _np(conv.bias)
+        y = self.stacked(prefix, w.shape[0])
+        self.stage(conv_stage(label, inputs, y, w.shape[0], w.shape[1], taps, self.loops), w=w, b=b)
+        return y
+
+    def maxpool(self, inputs: str, prefix: str) -> str:
+        n = self.data_dims[inputs][0]
+        y = self.stacked(prefix, n)
+        self.stage(maxpool_stage("maxpool", inputs, y, n, self.loops))
+        return y
+
+    def head(self, layer: nn.Linear, inputs: str, scale: float) -> None:
+        w, b = _np(layer.weight), _np(layer.bias)
+        if w.shape[0] != 2:
+            raise ExportError(f"the last Linear layer has {w.shape[0]} outputs; the Gaussian head needs 2")
+        st = head_stage(inputs, w.shape[1], f"{self.tvar}_mean", f"{self.tvar}_std", SOFTPLUS_ONE, self.loops)
+        self.stage(st, w=w, b=b, sc=[float(scale), 1e-3 * float(scale)])
+        self.flush()
+
+    def program(self) -> TableProgram:
+        self.flush()
+        prog = TableProgram(self.name, inputs=self.inputs, outputs=["mu", "sigma"],
+                            temporaries=self.temporaries, data_dims=self.data_dims, tables=self.tables)
         for gen, bindings, label in self.calls:
             prog.add(gen.definition, label=label, externals=gen.externals, **bindings)
         return prog
@@ -251,11 +384,27 @@ def export_model(
     ckpt: Mapping[str, Any],
     members: int = schema.MEMBERS,
     stats: str = "members",
+    layout: str = "stacked",
+    loops: bool = True,
 ) -> ExportedModel:
-    """Export the PyTorch baseline ``net`` (built from checkpoint ``ckpt``) as a stencil program."""
+    """Export the PyTorch baseline ``net`` (built from checkpoint ``ckpt``) as a stencil program.
+
+    ``layout="stacked"`` (default) runs on GT4Py backends with builds whose size does not grow
+    with the weights; pass ``loops=False`` for the numpy backend
+    (:func:`ens10.inference.stacked.loops_supported`). ``layout="fields"`` is the
+    one-field-per-channel program that :class:`ens10.inference.dataflow.DataflowExport` maps to
+    StencilFlow (its build time grows with the layer sizes: keep it to small models).
+    """
     name, target = str(ckpt["model"]), str(ckpt["target"])
     if stats not in STATS:
         raise ExportError(f"stats={stats!r}: use 'members' (raw members in) or 'given' (mean/std in)")
+    if layout not in LAYOUTS:
+        raise ExportError(f"layout={layout!r}: use 'stacked' (CPU/GPU runs) or 'fields' (StencilFlow)")
+
+    def builder(variables: Sequence[str], static: Mapping[str, np.ndarray]) -> _Builder:
+        if layout == "fields":
+            return _Builder(pname, target, variables, members, stats, static)
+        return _StackedBuilder(pname, target, variables, members, stats, static, loops=loops)
     if members < 2:
         raise ExportError(f"members={members}: an ensemble needs at least 2 members")
     lat = np.asarray(ckpt["grid"]["lat"], dtype=np.float64)
@@ -292,11 +441,10 @@ def export_model(
         mods = list(net.net)
         pattern = [nn.Linear, nn.ReLU] * ((len(mods) - 1) // 2) + [nn.Linear]
         _check_layers(name, mods, pattern, "the MLP")
-        b = _Builder(pname, target, _predictor_variables(inputs, tvar), members, stats,
-                     _static_location(inputs, lat, lon))
+        b = builder(_predictor_variables(inputs, tvar), _static_location(inputs, lat, lon))
         h = b.predictors(inputs, norm["channel_mean"], norm["channel_std"])
         for layer_no, layer in enumerate(mods[:-1:2]):
-            h = b.dense(f"dense_{layer_no}", layer, h, f"h{layer_no}_")
+            h = b.dense(f"dense_{layer_no}", layer, h, f"h{layer_no}")
         b.head(mods[-1], h, float(net.head.scale))
         halo = 0
     elif isinstance(net, LeNet):
@@ -310,21 +458,14 @@ def export_model(
         pool = feats[2]
         if pool.kernel_size not in (2, (2, 2)) or pool.stride not in (2, (2, 2)) or pool.padding not in (0, (0, 0)):
             raise ExportError(f"model {name!r}: {pool} is not supported; only MaxPool2d(2) is")
-        b = _Builder(pname, target, _predictor_variables(inputs, tvar), members, stats,
-                     _static_location(inputs, lat, lon))
+        b = builder(_predictor_variables(inputs, tvar), _static_location(inputs, lat, lon))
         x = b.predictors(inputs, norm["channel_mean"], norm["channel_std"])
         # conv1 at every point g of the padded field: patch position p <-> g = centre + p - 3
-        c1 = b.temps([f"c1_{o}" for o in range(feats[0].out_channels)])
-        _conv(b, "conv1", feats[0], x, c1, taps=(-1, 0, 1))
+        c1 = b.conv("conv1", feats[0], x, "c1", taps=(-1, 0, 1))
         # 2x2 max pool at g covers conv1 at g + {0, 1}; pooled (u, v) sits at centre + 2u - 3
-        p1 = b.temps([f"p1_{o}" for o in range(len(c1))])
-        pool_gen = generate("maxpool2", ["inp"], ["out"], [(
-            "out", "max(max(inp, inp[1, 0, 0]), max(inp[0, 1, 0], inp[1, 1, 0]))")])
-        for src, dst in zip(c1, p1):
-            b.add(pool_gen, f"maxpool_{dst}", inp=src, out=dst)
-        c2 = b.temps([f"c2_{o}" for o in range(feats[3].out_channels)])
-        _conv(b, "conv2", feats[3], p1, c2, taps=(-3, -1, 1))
-        h = b.dense("dense_0", cls[0], c2, "h0_")
+        p1 = b.maxpool(c1, "p1")
+        c2 = b.conv("conv2", feats[3], p1, "c2", taps=(-3, -1, 1))
+        h = b.dense("dense_0", cls[0], c2, "h0")
         b.head(cls[2], h, float(net.head.scale))
         halo = net.patch // 2
     else:
@@ -339,25 +480,7 @@ def export_model(
         raise ExportError(f"model {name!r}: exported program needs halo {got_halo}, expected {halo}")
     log.info("exported %s/%s: %d stencil calls, halo %d", name, target, len(b.calls), halo)
     return ExportedModel(name, target, program, b.variables, members, stats, b.static, lat, lon,
-                         halo, b.sources)
-
-
-def _conv(b: _Builder, label: str, conv: nn.Conv2d, inputs: Sequence[str], outputs: Sequence[str],
-          taps: tuple[int, int, int]) -> None:
-    w, bias = _np(conv.weight), _np(conv.bias)
-    consts = Externals(f"W{label}")
-    ins = [f"i{c}" for c in range(len(inputs))]
-    outs = [f"o{n}" for n in range(len(outputs))]
-    stmts = []
-    for o in range(w.shape[0]):
-        terms = [consts.add(bias[o], o, "b")]
-        for c in range(w.shape[1]):
-            for a, da in enumerate(taps):
-                for bb, db in enumerate(taps):
-                    terms.append(f"{consts.add(w[o, c, a, bb], o, c, a, bb)} * {field_ref(ins[c], (da, db))}")
-        stmts.append((outs[o], f"max({tree_sum(terms)}, 0.0)"))
-    gen = generate(label, ins, outs, stmts, consts.values)
-    b.add(gen, label, **dict(zip(ins, inputs)), **dict(zip(outs, outputs)))
+                         halo, b.sources, layout, isinstance(b, _StackedBuilder) and b.loops)
 
 
 def load_model(path: Path | str) -> tuple[nn.Module, dict]:
@@ -373,7 +496,8 @@ def load_model(path: Path | str) -> tuple[nn.Module, dict]:
     return model_from_checkpoint(ckpt), ckpt
 
 
-def export_checkpoint(path: Path | str, members: int = schema.MEMBERS, stats: str = "members") -> ExportedModel:
+def export_checkpoint(path: Path | str, members: int = schema.MEMBERS, stats: str = "members",
+                      layout: str = "stacked", loops: bool = True) -> ExportedModel:
     """Export the checkpoint at ``path`` (see :func:`export_model`)."""
     net, ckpt = load_model(path)
-    return export_model(net, ckpt, members=members, stats=stats)
+    return export_model(net, ckpt, members=members, stats=stats, layout=layout, loops=loops)

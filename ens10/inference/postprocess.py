@@ -25,6 +25,7 @@ from ens10.inference.errors import ExportError
 from ens10.inference.exporter import ExportedModel, export_model, load_model, required_variables
 from ens10.inference.forecasts import Forecasts, detect_layout, open_forecasts
 from ens10.inference.runner import InferenceProgram
+from ens10.inference.stacked import loops_supported
 from ens10.io.atomic import temp_path
 from stencils import CPU_BACKENDS, StencilFactory
 
@@ -121,7 +122,7 @@ def postprocess(cfg: PostprocessConfig, comm=None) -> Path | None:
     rank = comm.rank if comm is not None else 0
     fc = open_forecasts(cfg.data, ckpt["target"], required_variables(net, ckpt), dates=cfg.dates,
                         years=cfg.years)
-    exported = export_model(net, ckpt, members=fc.members, stats=stats)
+    exported = export_model(net, ckpt, members=fc.members, stats=stats, loops=loops_supported(cfg.backend))
     _check_grid(fc, exported, cfg)
     order = [fc.names.index(n) for n in exported.forecast_inputs]
     factory = StencilFactory(cfg.backend)

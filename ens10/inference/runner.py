@@ -9,6 +9,7 @@ import numpy as np
 
 from ens10.inference.errors import ExportError
 from ens10.inference.exporter import ExportedModel
+from ens10.inference.stacked import loops_supported
 from stencils import StencilFactory
 
 log = logging.getLogger(__name__)
@@ -36,6 +37,11 @@ class InferenceProgram:
         self.exported = exported
         self.factory = backend if isinstance(backend, StencilFactory) else StencilFactory(backend)
         self.halo = exported.halo
+        if exported.loops and not loops_supported(self.factory.backend):
+            raise ExportError(
+                f"program {exported.program.name!r} loops over channels, which the "
+                f"{self.factory.backend} backend cannot index: export it with loops=False for this backend"
+            )
         exported.program.build(self.factory)  # compile (or load) every stencil once, here
         self._static = {k: pad_sphere(v, self.halo) for k, v in exported.static.items()}
 
@@ -53,7 +59,7 @@ class InferenceProgram:
                 f"are missing; it needs {len(wanted)} fields like {wanted[0]!r}"
             )
         inputs: dict[str, np.ndarray] = {}
-        for name in prog.inputs:
+        for name in self.exported.field_inputs:
             if padded:
                 if name not in fields:
                     raise ExportError(f"program {prog.name!r}: padded input {name!r} is missing")

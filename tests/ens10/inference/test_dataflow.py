@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from ens10.inference import export_model
+from ens10.inference import ExportError, export_model
 from ens10.inference.dataflow import GLOBAL_HALF_DEGREE, DataflowExport
 from mapping.spatial.model import load_program
 from tests.ens10.inference.models import random_checkpoint, random_members, torch_reference
@@ -19,9 +19,17 @@ SMALL = {"mlp": {"hidden": 4}, "lenet": {"hidden": 4, "channels": 2}}
 @pytest.fixture(scope="module", params=["emos", "mlp", "lenet"])
 def case(request):
     net, ckpt = random_checkpoint(request.param, **SMALL.get(request.param, {}))
-    ex = export_model(net, ckpt)
+    ex = export_model(net, ckpt, layout="fields")
     fields = random_members(ex.variables, ex.shape)
     return net, ckpt, ex, fields, torch_reference(net, ckpt, fields)
+
+
+def test_stacked_layout_is_refused():
+    """StencilFlow streams one field per channel: a stacked export fails with an ExportError
+    that says which layout to use."""
+    net, ckpt = random_checkpoint("mlp", **SMALL["mlp"])
+    with pytest.raises(ExportError, match="layout='fields'"):
+        DataflowExport(export_model(net, ckpt))
 
 
 def test_streaming_simulation_matches_pytorch(case):

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from ens10.inference import ExportError, InferenceProgram, export_model
+from ens10.inference.stacked import loops_supported
 from stencils import COMPILED_BACKENDS
 from tests.ens10.inference.models import random_checkpoint, random_members, torch_reference
 
@@ -16,16 +17,17 @@ SMALL = {"mlp": {"hidden": 4}, "lenet": {"hidden": 4, "channels": 2}}
 _CACHE: dict = {}
 
 
-def exported(model: str, target: str = "t850", stats: str = "members"):
-    key = (model, target, stats)
+def exported(model: str, target: str = "t850", stats: str = "members", layout: str = "stacked",
+             loops: bool = False):
+    key = (model, target, stats, layout, loops)
     if key not in _CACHE:
         net, ckpt = random_checkpoint(model, target, **SMALL.get(model, {}))
-        _CACHE[key] = (net, ckpt, export_model(net, ckpt, stats=stats))
+        _CACHE[key] = (net, ckpt, export_model(net, ckpt, stats=stats, layout=layout, loops=loops))
     return _CACHE[key]
 
 
-def check(model: str, backend: str, target: str = "t850", sst_land: bool = False) -> None:
-    net, ckpt, ex = exported(model, target)
+def check(model: str, backend: str, target: str = "t850", sst_land: bool = False, layout: str = "stacked") -> None:
+    net, ckpt, ex = exported(model, target, layout=layout, loops=loops_supported(backend))
     fields = random_members(ex.variables, ex.shape, sst_land=sst_land)
     mu, sigma = InferenceProgram(ex, backend)(fields)
     ref_mu, ref_sigma = torch_reference(net, ckpt, fields)
@@ -34,17 +36,20 @@ def check(model: str, backend: str, target: str = "t850", sst_land: bool = False
     np.testing.assert_allclose(sigma, ref_sigma, rtol=0, atol=TOL * np.abs(ref_sigma).max())
 
 
+@pytest.mark.parametrize("layout", ["stacked", "fields"])
 @pytest.mark.parametrize("model", ["emos", "emos_global", "mlp", "lenet"])
-def test_numpy_backend_matches_pytorch(model):
-    """Stencil program (numpy backend) vs the PyTorch model in float64, ensemble mean/std of
-    the same random members: equal within 1e-12 of the output magnitude."""
-    check(model, "numpy")
+def test_numpy_backend_matches_pytorch(model, layout):
+    """Stencil program (numpy backend; stacked layout with unrolled channels, and the
+    one-field-per-channel layout) vs the PyTorch model in float64, ensemble mean/std of the
+    same random members: equal within 1e-12 of the output magnitude."""
+    check(model, "numpy", layout=layout)
 
 
-def test_surface_target_with_sea_mask_matches_pytorch():
+@pytest.mark.parametrize("backend", ["numpy", "debug"])
+def test_surface_target_with_sea_mask_matches_pytorch(backend):
     """t2m MLP: SST members NaN over 'land' -> sea mask channel and NaN -> 0 predictors, as in
-    ens10.baselines.data; vs PyTorch float64 within 1e-12."""
-    check("mlp", "numpy", target="t2m", sst_land=True)
+    ens10.baselines.data; vs PyTorch float64 within 1e-12 (debug: channel loops)."""
+    check("mlp", backend, target="t2m", sst_land=True)
 
 
 def test_given_statistics_match_members_path():
@@ -70,24 +75,51 @@ def test_halo_is_accumulated_over_the_lenet_chain():
     assert exported("mlp")[2].halo == 0
 
 
-def test_debug_backend():
-    """EMOS on the debug backend vs PyTorch float64 within 1e-12."""
-    check("emos", "debug")
+@pytest.mark.parametrize("model", ["emos", "mlp", "lenet"])
+def test_debug_backend(model):
+    """The stacked layout with GTScript channel loops on the debug backend vs PyTorch float64
+    within 1e-12."""
+    check(model, "debug")
 
 
-def test_compiled_backend_emos():
-    """Local EMOS (members -> stats -> EMOS with parameter fields) on gt:cpu_ifirst (C++) vs
-    PyTorch float64 within 1e-12."""
-    check("emos", "gt:cpu_ifirst")
+@pytest.mark.parametrize("model", ["emos", "mlp"])
+def test_compiled_backend(model):
+    """Local EMOS (members -> stats -> EMOS with parameter fields) and the MLP (channel loops
+    over data-dimension fields, weights as GlobalTables) on gt:cpu_ifirst (C++) vs PyTorch
+    float64 within 1e-12."""
+    check(model, "gt:cpu_ifirst")
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("backend", COMPILED_BACKENDS)
 def test_compiled_backends_mlp_lenet(backend):
-    """Global EMOS, the MLP and LeNet on every C++ backend vs PyTorch float64 within 1e-12."""
+    """Global EMOS, the MLP and LeNet (stacked layout, channel loops) on every C++ backend vs
+    PyTorch float64 within 1e-12."""
     check("emos_global", backend)
     check("mlp", backend)
     check("lenet", backend)
+
+
+def test_weights_are_tables_and_builds_are_shared():
+    """Stacked layout: the generated sources do not depend on the weights (two checkpoints of
+    one architecture give identical stencils, so one build serves both) and the weights are
+    the program's GlobalTable parameters, equal to the PyTorch tensors."""
+    net_a, ckpt_a = random_checkpoint("lenet", seed=0, **SMALL["lenet"])
+    net_b, ckpt_b = random_checkpoint("lenet", seed=5, **SMALL["lenet"])
+    a, b = export_model(net_a, ckpt_a), export_model(net_b, ckpt_b)
+    assert a.sources == b.sources
+    tables = a.program.tables
+    np.testing.assert_array_equal(tables["conv2_w"], net_a.features[3].weight.detach().double().numpy())
+    assert not np.array_equal(tables["conv2_w"], b.program.tables["conv2_w"])
+    assert a.forecast_inputs == b.forecast_inputs and "conv2_w" not in a.forecast_inputs
+
+
+def test_channel_loops_need_a_backend_that_indexes_them():
+    """The numpy backend cannot index data dimensions with loop counters: a clear ExportError
+    says to export with loops=False."""
+    _, _, ex = exported("mlp", loops=True)
+    with pytest.raises(ExportError, match="loops=False"):
+        InferenceProgram(ex, "numpy")
 
 
 def test_unsupported_models_fail_clearly():
