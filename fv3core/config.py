@@ -10,16 +10,21 @@ from typing import Any
 from fv3core.errors import FV3ConfigError
 from fv3core.stencils.ppm import SUPPORTED_HORD
 
-#: cases this build can run, and the ones the issue names that are not implemented yet
-CASES = ("williamson1",)
-PLANNED_CASES = ("williamson2", "williamson5", "williamson6")
+#: cases this build can run: tracer advection (TC1) and the shallow-water cases
+CASES = ("williamson1", "williamson2", "williamson5", "williamson6")
+DYNAMICS_CASES = ("williamson2", "williamson5", "williamson6")
 #: the highest Courant number accepted by the CFL estimate
 MAX_COURANT = 1.0
 
 
 @dataclass(frozen=True)
 class FV3Config:
-    """One FV3 run.  ``dt`` 0 picks the largest step with Courant number <= ``courant``."""
+    """One FV3 run.  ``dt`` 0 picks the largest step with Courant number <= ``courant``.
+
+    Shallow-water cases: ``dt`` is the large step, split into ``n_split`` acoustic steps; the
+    Courant number is that of the acoustic step for the fastest gravity wave plus wind
+    (|V| + sqrt(g h)); ``dddmp`` is the del2 divergence-damping coefficient (dimensionless).
+    """
 
     case: str = "williamson1"
     resolution: int = 48
@@ -33,15 +38,11 @@ class FV3Config:
     backend: str = "numpy"
     nz: int = 1
     output_every_hours: float = 0.0
+    dddmp: float = 0.02
 
     def __post_init__(self) -> None:
         if self.case not in CASES:
-            hint = (
-                f" ({self.case} is part of the shallow-water dynamics, not implemented yet)"
-                if self.case in PLANNED_CASES
-                else ""
-            )
-            raise FV3ConfigError(f"case={self.case!r} is unknown{hint}: use one of {CASES}")
+            raise FV3ConfigError(f"case={self.case!r} is unknown: use one of {CASES}")
         if self.resolution < 4:
             raise FV3ConfigError(f"resolution={self.resolution}: use at least C4")
         if self.layout < 1:
@@ -65,8 +66,18 @@ class FV3Config:
                 f"dt={self.dt}, courant={self.courant}: dt must be >= 0 (0 = automatic) and "
                 f"0 < courant <= {MAX_COURANT}"
             )
+        if self.n_split < 1:
+            raise FV3ConfigError(f"n_split={self.n_split}: use a positive integer")
+        if not 0.0 <= self.dddmp <= 0.2:
+            raise FV3ConfigError(
+                f"dddmp={self.dddmp}: the del2 divergence damping is stable for 0 <= dddmp <= 0.2"
+            )
         if self.nz != 1:
             raise FV3ConfigError(f"nz={self.nz}: the shallow-water configuration has nz = 1")
+
+    @property
+    def is_dynamics(self) -> bool:
+        return self.case in DYNAMICS_CASES
 
     @property
     def ranks(self) -> int:

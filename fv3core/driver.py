@@ -18,6 +18,19 @@ from fv3core.testcases.williamson import A_EARTH, CosineBell, SolidBodyFlow, nor
 log = logging.getLogger(__name__)
 
 
+#: units and long names of the output fields
+FIELD_ATTRS: dict[str, tuple[str, str]] = {
+    "h": ("m", "fluid depth / transported height (TC1); free-surface height h + h_s (TC2, 5, 6)"),
+    "h_exact": ("m", "analytic solution"),
+    "h_initial": ("m", "free-surface height at t = 0"),
+    "depth": ("m", "fluid depth"),
+    "surface": ("m", "bottom topography h_s"),
+    "u": ("m s-1", "eastward wind (A-grid, from the D-grid winds)"),
+    "v": ("m s-1", "northward wind (A-grid, from the D-grid winds)"),
+    "vorticity": ("s-1", "absolute vorticity (D-grid circulation / area + f)"),
+}
+
+
 @dataclass
 class RunResult:
     """What a run produced (global fields only on the root rank)."""
@@ -83,6 +96,15 @@ def _gather(ranks: list[Rank], partitioner: Any, arrays: dict[int, np.ndarray], 
 
 def run(config: FV3Config, mpi: bool = False, progress: bool = True) -> RunResult:
     """Run ``config`` on all ranks in this process, or (``mpi``) as this MPI rank."""
+    if config.is_dynamics:
+        from fv3core.shallow_water_run import run_shallow_water
+
+        return run_shallow_water(config, mpi=mpi, progress=progress)
+    return _run_advection(config, mpi=mpi, progress=progress)
+
+
+def _run_advection(config: FV3Config, mpi: bool, progress: bool) -> RunResult:
+    """Williamson TC1: fvtp2d with prescribed winds."""
     from tqdm import tqdm
 
     from stencils.factory import StencilFactory
@@ -154,10 +176,7 @@ def write_netcdf(result: RunResult, path: str | Path) -> Path:
         return xr.Variable(dims, a.transpose(0, 2, 1)[None], {"units": units,
                            "long_name": long_name, **extra})  # fmt: skip
 
-    data = {
-        "h": var(result.fields["h"], "m", "fluid depth / transported height"),
-        "h_exact": var(result.fields["h_exact"], "m", "analytic solution"),
-    }
+    data = {name: var(a, *FIELD_ATTRS.get(name, ("1", name))) for name, a in result.fields.items()}
     ds = xr.Dataset(
         data,
         coords={
@@ -174,12 +193,13 @@ def write_netcdf(result: RunResult, path: str | Path) -> Path:
         attrs={
             "Conventions": "CF-1.8",
             "title": f"stratoflow fv3core {cfg.case} C{cfg.resolution}",
-            "source": "stratoflow fv3core (FV3 fvtp2d, GT4Py)",
+            "source": "stratoflow fv3core (FV3 fvtp2d"
+            + (", c_sw/d_sw shallow-water dynamics" if cfg.is_dynamics else "") + ", GT4Py)",
             "config": repr(cfg.to_dict()),
             **{f"diag_{k}": v for k, v in result.diagnostics.items()},
         },
     )
-    for name in ("h", "h_exact"):
+    for name in result.fields:
         ds[name].attrs["coordinates"] = "lon lat"
         ds[name].attrs["cell_measures"] = "area: area"
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -237,22 +237,17 @@ class MetricTerms:
         return local_east_north(self.xyz_agrid)
 
     def xface_normal(self) -> np.ndarray:
-        """Unit normal of each x-face at its midpoint, pointing toward increasing i."""
-        n = normalize(np.cross(self.xyz[:, :-1], self.xyz[:, 1:]))
-        toward = np.empty_like(n)
-        toward[:-1] = self.xyz_agrid
-        toward[-1] = 2 * self.xyz_xface[-1] - self.xyz_agrid[-1]
-        sign = np.sign(np.sum(n * (toward - self.xyz_xface), axis=-1))
-        return n * sign[..., None]
+        """Unit normal of each x-face at its midpoint, pointing toward increasing i.
+
+        Oriented by the face's own direction (toward +j) in the right-handed local frame, so it
+        is also right next to the missing halo cells beyond a cube vertex."""
+        t = self.xyz[:, 1:] - self.xyz[:, :-1]
+        return normalize(np.cross(t, self.xyz_xface))
 
     def yface_normal(self) -> np.ndarray:
         """Unit normal of each y-face at its midpoint, pointing toward increasing j."""
-        n = normalize(np.cross(self.xyz[:-1, :], self.xyz[1:, :]))
-        toward = np.empty_like(n)
-        toward[:, :-1] = self.xyz_agrid
-        toward[:, -1] = 2 * self.xyz_yface[:, -1] - self.xyz_agrid[:, -1]
-        sign = np.sign(np.sum(n * (toward - self.xyz_yface), axis=-1))
-        return n * sign[..., None]
+        t = self.xyz[1:, :] - self.xyz[:-1, :]
+        return normalize(np.cross(self.xyz_yface, t))
 
     # ---- Coriolis ---------------------------------------------------------------------------
     def _coriolis(self, lon: np.ndarray, lat: np.ndarray) -> np.ndarray:
