@@ -55,7 +55,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--remeasure-both-rules", action="store_true",
                    help="re-measure the other rule's candidates too (default: only --rule's; the "
                    "other rule is then compared on the search-time timings)")
-    p.add_argument("--confirm-rounds", type=int, default=2,
+    p.add_argument("--confirm-rounds", type=int, default=3,
                    help="rounds re-measuring the transfer candidates interleaved with the exhaustive "
                    "best under identical conditions (0: compare the search-time timings)")
     p.add_argument("--finalists", type=int, default=2,

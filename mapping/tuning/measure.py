@@ -13,10 +13,12 @@ from __future__ import annotations
 import json
 import logging
 import os
+import select
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -193,29 +195,80 @@ class Evaluator:
         return self.last_stderr
 
     def interleaved(self, schedules: list[Schedule], rounds: int = 3) -> dict[str, dict[str, Any]]:
-        """Re-measure ``schedules`` under identical conditions: ``rounds`` rounds, each measuring
-        every schedule once (one child per OpenMP environment, the order rotated each round),
-        pooling all timed samples. Returns key -> {median_s, min_s, noise, samples, status}.
-        Schedules must be built already (they were, by the search that found them)."""
+        """Re-measure ``schedules`` under identical conditions: one serving child per OpenMP
+        environment, all alive at once; ``rounds`` rounds each measure every schedule once (the
+        order of environments rotated, reversed every other round), pooling all timed samples.
+        Returns key -> {status, median_s, min_s, noise, samples}. Schedules should be built
+        already (they were, by the search that found them)."""
+        from mapping.tuning.worker import RESULT_MARK
+
         groups: dict[tuple[tuple[str, str], ...], list[Schedule]] = {}
         for s in {s.key: s for s in schedules}.values():
             groups.setdefault(tuple(sorted(s.environment(self.config.cores).items())), []).append(s)
-        order = list(groups)
         samples: dict[str, list[float]] = {s.key: [] for s in schedules}
         errors: dict[str, str] = {}
-        for r in range(rounds):
-            rot = order[r % len(order):] + order[: r % len(order)]
-            for env_items in rot:
-                group = groups[env_items]
-                if r % 2:
-                    group = group[::-1]
-                timeout = self.config.run_timeout_s * len(group) + self.config.startup_timeout_s
-                for rec in self._child("measure", group, dict(env_items), timeout):
-                    if rec.get("status") == "ok":
-                        samples[rec["key"]] += rec.get("samples") or [rec["median_s"]]
-                    else:
-                        errors[rec["key"]] = rec.get("error", rec.get("status", "failed"))
-                self.runs += len(group)
+        with tempfile.TemporaryDirectory(prefix="stratoflow-remeasure-") as tmp:
+            servers: dict[tuple[tuple[str, str], ...], subprocess.Popen] = {}
+            try:
+                for i, env_items in enumerate(groups):
+                    req, res = Path(tmp) / f"request{i}.json", Path(tmp) / f"results{i}.jsonl"
+                    req.write_text(json.dumps({
+                        "mode": "serve", "target": self.target, "domain": list(self.config.domain),
+                        "schedules": [], "cache_dir": str(self.config.cache_dir),
+                        "repeats": self.config.repeats, "warmup": self.config.warmup,
+                        "seed": self.config.seed,
+                    }))  # fmt: skip
+                    servers[env_items] = subprocess.Popen(
+                        [sys.executable, "-m", "mapping.tuning.worker", str(req), str(res)],
+                        env={**os.environ, **dict(env_items)}, stdin=subprocess.PIPE,
+                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                    )  # fmt: skip
+
+                def answer(proc: subprocess.Popen, timeout: float) -> dict[str, Any] | None:
+                    assert proc.stdout is not None
+                    deadline = time.monotonic() + timeout
+                    while time.monotonic() < deadline:
+                        ready, _, _ = select.select([proc.stdout], [], [], max(0.0, deadline - time.monotonic()))
+                        if not ready:
+                            break
+                        line = proc.stdout.readline()
+                        if not line:
+                            return None  # the child died
+                        if line.startswith(RESULT_MARK):
+                            return json.loads(line[len(RESULT_MARK):])
+                    return None
+
+                alive = {e: answer(p, self.config.startup_timeout_s) is not None for e, p in servers.items()}
+                order = list(groups)
+                for r in range(rounds):
+                    rot = order[r % len(order):] + order[: r % len(order)]
+                    for env_items in rot if r % 2 == 0 else rot[::-1]:
+                        proc = servers[env_items]
+                        for s in groups[env_items]:
+                            if not alive[env_items]:
+                                errors[s.key] = "re-measurement worker died or timed out"
+                                continue
+                            assert proc.stdin is not None
+                            proc.stdin.write(json.dumps(s.to_dict()) + "\n")
+                            proc.stdin.flush()
+                            rec = answer(proc, self.config.run_timeout_s)
+                            self.runs += 1
+                            if rec is None:
+                                alive[env_items] = False
+                                errors[s.key] = "re-measurement worker died or timed out"
+                            elif rec.get("status") == "ok":
+                                samples[s.key] += rec.get("samples") or [rec["median_s"]]
+                            else:
+                                errors[s.key] = rec.get("error", rec.get("status", "failed"))
+            finally:
+                for proc in servers.values():
+                    try:
+                        if proc.stdin is not None:
+                            proc.stdin.close()
+                        proc.wait(timeout=30)
+                    except (OSError, subprocess.TimeoutExpired):
+                        proc.kill()
+                        proc.wait()
         out: dict[str, dict[str, Any]] = {}
         for key, xs in samples.items():
             if not xs:

@@ -1,9 +1,11 @@
 """Build, validate and time schedules of one stencil; runs in a child process.
 
 ``python -m mapping.tuning.worker REQUEST.json RESULTS.jsonl`` reads a request
-``{"mode": "build"|"measure", "target", "domain", "schedules", "cache_dir", "repeats",
+``{"mode": "build"|"measure"|"serve", "target", "domain", "schedules", "cache_dir", "repeats",
 "warmup", "seed"}`` and appends one JSON line per schedule to RESULTS, so a crash or timeout
-loses only the schedule being worked on. Measuring validates each schedule's output against the
+loses only the schedule being worked on. ``serve`` keeps the process (one OpenMP environment)
+alive and measures each schedule sent as a JSON line on stdin, answering on stdout: repeated
+rounds of a re-measurement pay the start-up once. Measuring validates each schedule's output against the
 numpy backend on the same inputs (differential testing) before timing it; an invalid schedule
 is recorded with the reason and never timed.
 """
@@ -32,6 +34,9 @@ from mapping.tuning.targets import TuningTarget, resolve
 Target = TuningTarget | ProgramTarget
 
 log = logging.getLogger(__name__)
+
+#: Prefix of the result lines a serving worker writes to stdout.
+RESULT_MARK = "@@stratoflow-result "
 
 #: Relative tolerance of the differential check (compiled code may contract to FMAs).
 RTOL = 1e-9
@@ -202,6 +207,21 @@ def run_request(request: Mapping[str, Any], results: Path) -> None:
         return
     seed = int(request.get("seed", 0))
     reference = reference_outputs(target, domain, seed, cache_dir)
+    if request["mode"] == "serve":  # measure schedules sent on stdin until EOF (re-measurement)
+        sys.stdout.write(RESULT_MARK + json.dumps({"ready": True}) + "\n")
+        sys.stdout.flush()
+        for line in sys.stdin:
+            if not line.strip():
+                break
+            s = Schedule.from_dict(json.loads(line))
+            rec = measure_one(
+                target, s, domain, reference, cache_dir, seed=seed,
+                repeats=int(request.get("repeats", 7)), warmup=int(request.get("warmup", 2)),
+            )  # fmt: skip
+            _append(results, rec)
+            sys.stdout.write(RESULT_MARK + json.dumps(rec) + "\n")
+            sys.stdout.flush()
+        return
     for s in schedules:
         rec = measure_one(
             target,
