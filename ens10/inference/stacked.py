@@ -117,7 +117,7 @@ class TableProgram(StencilProgram):
         storages: dict[str, Any] = {
             f: from_numpy(np.asarray(inputs[f], dtype=np.float64), be, domain.origin) for f in self.field_inputs
         }
-        storages.update({t: from_numpy(a, be) for t, a in self.tables.items()})
+        storages.update({t: _table_storage(a, be) for t, a in self.tables.items()})
         for f in self.temporaries + self.outputs:
             dd = self.data_dims.get(f, ())
             storages[f] = from_numpy(np.zeros(shape + dd), be, domain.origin + (0,) * len(dd))
@@ -160,6 +160,14 @@ def fuse(stages: Sequence[Stage]) -> tuple[str, GeneratedStencil]:
     types = {k: v for st in stages for k, v in st.types.items()}
     body = [line for st in stages for line in st.body]
     return label, generate(label, inputs, outputs, body, types=types)
+
+
+def _table_storage(array: np.ndarray, backend: str) -> Any:
+    """A weight table laid out for ``backend`` as a GlobalTable (data dimensions only)."""
+    import gt4py.storage as gt_storage
+
+    return gt_storage.from_array(array, array.dtype, backend=backend, aligned_index=(0,) * array.ndim,
+                                 dimensions=[str(d) for d in range(array.ndim)])
 
 
 def _ch(name: str, index: str | int, offset: tuple[int, int] = (0, 0)) -> str:

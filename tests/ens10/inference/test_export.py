@@ -91,13 +91,12 @@ def test_compiled_backend(model):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("model", ["emos_global", "mlp", "lenet"])
 @pytest.mark.parametrize("backend", COMPILED_BACKENDS)
-def test_compiled_backends_mlp_lenet(backend):
+def test_compiled_backends_mlp_lenet(backend, model):
     """Global EMOS, the MLP and LeNet (stacked layout, channel loops) on every C++ backend vs
     PyTorch float64 within 1e-12."""
-    check("emos_global", backend)
-    check("mlp", backend)
-    check("lenet", backend)
+    check(model, backend)
 
 
 def test_weights_are_tables_and_builds_are_shared():
