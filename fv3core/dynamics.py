@@ -45,7 +45,7 @@ _GAUSS_W = np.array([5.0, 8.0, 5.0]) / 18.0
 @dataclass(frozen=True)
 class DynamicsConfig:
     """Acoustic-step settings: ``dt`` is one acoustic (sub)step; ``dddmp`` the dimensionless
-    del2 divergence-damping coefficient (nu = dddmp * min cell area / dt, FV3 ``d2_bg``-like);
+    del2 divergence-damping coefficient (nu = dddmp * mean cell area / dt, FV3 ``d2_bg``-like);
     ``hord`` the PPM variant of the depth and vorticity fluxes."""
 
     dt: float
@@ -243,7 +243,7 @@ class DynamicsGrid:
         self.dual_np = dual_face_coefficients(metric)
         self.dual = {k: s(a) for k, a in self.dual_np.items()}
         self.rarea_c = s(1.0 / self.area_c)
-        self.dxc_np, self.area_min = np.asarray(metric.dxc), float(metric.interior_area.min())
+        self.dxc_np = np.asarray(metric.dxc)
         self.normals_np = (metric.xface_normal(), metric.yface_normal())
         self.lengths_np = (np.asarray(metric.dy), np.asarray(metric.dx))
 
@@ -283,6 +283,7 @@ def corner_weights(metric: MetricTerms) -> np.ndarray:
     w = np.linalg.pinv(a)[..., :, 0]  # least-norm solution of a @ w = (1, 0, 0)
     bad = ~np.all(np.isfinite(w), -1) | (np.abs(w).max(-1) > 2.0)
     w = np.where(bad[..., None], 0.25, w)  # degenerate halo corners (never used)
+    w = np.where(gone, 0.0, w)
     out[:, 1:-1, 1:-1] = np.moveaxis(w, -1, 0)
     return out
 
@@ -417,7 +418,10 @@ class RankDynamics:
             "ufaces": {"origin": (h, h, 0), "domain": (nx, ny + 1, nz)},
         }
         self._vertices = _vertices(spec)
-        self.nu = config.dddmp * g.area_min / config.dt
+        # nu from the mean cell area of the sphere: the same on every rank (bitwise results
+        # independent of the decomposition)
+        n = spec.resolution
+        self.nu = config.dddmp * 4.0 * np.pi * metric.radius**2 / (6 * n * n) / config.dt
 
     # ---- the pieces of one acoustic step (called in order by ShallowWaterDynamics) -----------
     def c_sw(self) -> None:
@@ -583,7 +587,7 @@ class ShallowWaterDynamics:
         self.ex_cwind = exchanges("cwind_halo")
         self.ex_flux = exchanges("flux_sync")
         self.halo_seconds = 0.0
-        self._exchange(self.ex_depth)
+        self._depth_halo_filled = False  # filled at the first step (all ranks take part)
 
     def _exchange(self, exchanges: list[HaloExchange]) -> None:
         import time
@@ -596,6 +600,9 @@ class ShallowWaterDynamics:
         self.halo_seconds += time.perf_counter() - t0
 
     def step(self) -> None:
+        if not self._depth_halo_filled:
+            self._exchange(self.ex_depth)
+            self._depth_halo_filled = True
         self._exchange(self.ex_wind)
         for r in self.ranks:
             r.c_sw()

@@ -1,10 +1,13 @@
 """Run the Williamson test-case study once and write docs/fv3core/williamson.md.
 
     python -m fv3core.williamson_study --resolutions 24 48 --json runs/williamson.json
+    python -m fv3core.williamson_study --cases tc2 --resolutions 24 48 96 --days 5
+    python -m fv3core.williamson_study --cases tc5 tc6 --resolutions 24 48
 
-Each (resolution, alpha, hord) case runs 12 days through :func:`fv3core.driver.run`; results
-are appended to the JSON file as they finish (a rerun skips cases already there), and the
-Markdown table with convergence orders is regenerated from the JSON.
+TC1 runs 12 days per (resolution, alpha, hord); TC2 ``--days`` (default 5), TC5 15 days and
+TC6 14 days, all through :func:`fv3core.driver.run`.  Results are appended to the JSON file
+as they finish (a rerun skips cases already there), and the Markdown tables with convergence
+orders are regenerated from the JSON.
 """
 
 from __future__ import annotations
@@ -60,18 +63,97 @@ def table(results: dict[str, dict]) -> str:
     return "\n".join(lines)
 
 
+SW_DAYS = {"tc5": 15.0, "tc6": 14.0}
+SW_CASES = {"tc2": "williamson2", "tc5": "williamson5", "tc6": "williamson6"}
+
+
+def _order(prev: tuple[int, dict] | None, n: int, r: dict, key: str) -> str:
+    if prev is None or not prev[1].get(key) or not r.get(key):
+        return ""
+    return f"{math.log(prev[1][key] / r[key]) / math.log(n / prev[0]):.2f}"
+
+
+def tc2_table(results: dict[str, dict]) -> str:
+    """Markdown rows of the TC2 runs with l2 orders of h and wind between resolutions."""
+    lines = [
+        "| C | days | dt (s) | steps | h l1 | h l2 | h linf | h l2 order | wind l1 | wind l2 | "
+        "wind linf | wind l2 order | mass change | energy change | run (s) |",
+        "|" + "---|" * 15,
+    ]
+    rows = sorted((r["resolution"], r) for r in results.values() if r.get("case") == "tc2")
+    prev = None
+    for n, r in rows:
+        lines.append(
+            f"| {n} | {r['days']:g} | {r['dt']:.0f} | {r['steps']} | {r['l1']:.3e} | "
+            f"{r['l2']:.3e} | {r['linf']:.3e} | {_order(prev, n, r, 'l2')} | {r['wind_l1']:.3e} | "
+            f"{r['wind_l2']:.3e} | {r['wind_linf']:.3e} | {_order(prev, n, r, 'wind_l2')} | "
+            f"{r['mass_relative_change']:.1e} | {r['energy_relative_change']:.2e} | "
+            f"{r['seconds']:.0f} |"
+        )
+        prev = (n, r)
+    return "\n".join(lines)
+
+
+def conservation_table(results: dict[str, dict]) -> str:
+    """Markdown rows of the TC5/TC6 runs: conservation and range of h."""
+    lines = [
+        "| case | C | days | dt (s) | steps | mass change | total energy change | "
+        "potential enstrophy change | min h (m) | max h (m) | run (s) |",
+        "|" + "---|" * 11,
+    ]
+    rows = sorted((r["case"], r["resolution"], r) for r in results.values()
+                  if r.get("case") in ("tc5", "tc6"))  # fmt: skip
+    for case, n, r in rows:
+        lines.append(
+            f"| {case.upper()} | {n} | {r['days']:g} | {r['dt']:.0f} | {r['steps']} | "
+            f"{r['mass_relative_change']:.1e} | {r['energy_relative_change']:.3e} | "
+            f"{r['enstrophy_relative_change']:.3e} | {r['h_min']:.1f} | {r['h_max']:.1f} | "
+            f"{r['seconds']:.0f} |"
+        )
+    return "\n".join(lines)
+
+
+def _replace_block(text: str, name: str, body: str) -> str:
+    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+    block = f"{start}\n{body}\n{end}"
+    if start in text and end in text:
+        return text[: text.index(start)] + block + text[text.index(end) + len(end):]
+    return text + "\n" + block + "\n"
+
+
+def _run_shallow_water_cases(args: argparse.Namespace, results: dict[str, dict]) -> None:
+    for case in [c for c in args.cases if c in SW_CASES]:
+        days = args.days if case == "tc2" else SW_DAYS[case]
+        for n in args.resolutions:
+            key = f"{case.upper()} C{n} days={days:g} hord={args.hord[0]}"
+            if key in results:
+                continue
+            cfg = FV3Config(case=SW_CASES[case], resolution=n, days=days, hord=args.hord[0],
+                            backend=args.backend, courant=args.courant)  # fmt: skip
+            res = run(cfg, progress=False)
+            results[key] = {"case": case, "resolution": n, "days": days, "hord": args.hord[0],
+                            "dt": res.dt, "steps": res.steps, "seconds": res.seconds,
+                            "backend": args.backend, **res.diagnostics}  # fmt: skip
+            log.info("%s: %s", key, results[key])
+            _atomic_write(args.json, json.dumps(results, indent=1))
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--resolutions", type=int, nargs="+", default=[24, 48])
     p.add_argument("--alphas", nargs="+", default=list(ALPHAS), choices=list(ALPHAS))
     p.add_argument("--hord", type=int, nargs="+", default=[8])
+    p.add_argument("--cases", nargs="+", default=["tc1"], choices=["tc1", *SW_CASES])
+    p.add_argument("--days", type=float, default=5.0, help="TC2 length in days")
+    p.add_argument("--courant", type=float, default=0.5)
     p.add_argument("--backend", default="numpy")
     p.add_argument("--json", type=Path, default=Path("runs/williamson.json"))
     p.add_argument("--markdown", type=Path, default=DOC)
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     results = json.loads(args.json.read_text()) if args.json.exists() else {}
-    for hord in args.hord:
+    _run_shallow_water_cases(args, results)
+    for hord in args.hord if "tc1" in args.cases else []:
         for alpha in args.alphas:
             for n in args.resolutions:
                 key = _key(n, alpha, hord)
@@ -85,12 +167,10 @@ def main(argv: list[str] | None = None) -> int:
                 log.info("%s: %s", key, results[key])
                 _atomic_write(args.json, json.dumps(results, indent=1))
     text = args.markdown.read_text() if args.markdown.exists() else ""
-    start, end = "<!-- table:start -->", "<!-- table:end -->"
-    block = f"{start}\n{table(results)}\n{end}"
-    if start in text and end in text:
-        text = text[: text.index(start)] + block + text[text.index(end) + len(end):]
-    else:
-        text = text + "\n" + block + "\n"
+    tc1 = {k: r for k, r in results.items() if r.get("case", "tc1") == "tc1"}
+    text = _replace_block(text, "table", table(tc1))
+    text = _replace_block(text, "tc2", tc2_table(results))
+    text = _replace_block(text, "tc56", conservation_table(results))
     _atomic_write(args.markdown, text)
     return 0
 

@@ -25,11 +25,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         "run",
         help="run a test case and write CF-style netCDF",
         description=(
-            "Run a Williamson et al. (1992) test case. Implemented: williamson1 (cosine-bell "
-            "advection by solid-body rotation, FV3 fvtp2d). Prints the normalised l1/l2/linf "
-            "errors against the analytic solution and the relative mass change. Example: "
+            "Run a Williamson et al. (1992) test case: williamson1 (cosine-bell advection by "
+            "solid-body rotation, FV3 fvtp2d), williamson2 (steady geostrophic flow), "
+            "williamson5 (flow over an isolated mountain), williamson6 (Rossby-Haurwitz wave) "
+            "with the FV3 shallow-water dynamics (c_sw/d_sw). Prints the normalised l1/l2/linf "
+            "errors against the analytic solution (TC1, TC2) and the relative change of mass, "
+            "total energy and potential enstrophy (TC2, 5, 6). Examples: "
             "stratoflow fv3 run --case williamson1 --resolution 48 --days 12 --alpha 1.5208 "
-            "--output tc1.nc"
+            "--output tc1.nc; stratoflow fv3 run --case williamson2 --resolution 48 --days 5; "
+            "mpiexec -n 6 stratoflow fv3 run --case williamson5 --resolution 48 --days 15"
         ),
     )
     run.add_argument("--config", help="YAML file with FV3Config keys (CLI options override it)")
@@ -39,10 +43,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--layout", type=int, help="ranks per tile edge: 6*layout^2 ranks (default 1)")
     run.add_argument("--backend", help="GT4Py backend, e.g. numpy, gt:cpu_ifirst (default numpy)")
     run.add_argument("--dt", type=float, help="time step in s (default: from --courant)")
-    run.add_argument("--courant", type=float, help="target Courant number when dt is automatic")
+    run.add_argument(
+        "--courant", type=float,
+        help="target Courant number when dt is automatic (shallow water: of the acoustic step, "
+        "for |V| + sqrt(g h))",
+    )
+    run.add_argument(
+        "--n-split", dest="n_split", type=int,
+        help="acoustic steps per time step (shallow-water cases, default 1)",
+    )
+    run.add_argument(
+        "--dddmp", type=float,
+        help="del2 divergence damping coefficient, dimensionless (shallow water, default 0.02)",
+    )
     run.add_argument("--hord", type=int, help="PPM scheme: 5 (unlimited) or 8 (monotone)")
     run.add_argument(
-        "--alpha", type=float, help="flow angle to the polar axis in radians (1.5208 = corners)"
+        "--alpha", type=float,
+        help="flow angle to the polar axis in radians, TC1 and TC2 (1.5208 = over the corners)",
     )
     run.add_argument("--output", help="write the final state to this netCDF file")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -64,7 +81,7 @@ def _config(args: argparse.Namespace):
 
     base = FV3Config.from_yaml(args.config).to_dict() if args.config else {}
     for key in ("case", "resolution", "days", "layout", "backend", "dt", "courant", "hord",
-                "alpha"):  # fmt: skip
+                "alpha", "n_split", "dddmp"):  # fmt: skip
         value = getattr(args, key)
         if value is not None:
             base[key] = value
@@ -88,13 +105,22 @@ def _run(args: argparse.Namespace) -> int:
         path = write_netcdf(result, args.output)
         log.info("wrote %s", path)
     d = result.diagnostics
-    sys.stdout.write(
+    lines = [
         f"{config.case} C{config.resolution} {result.steps} steps of {result.dt:.1f} s "
-        f"({result.seconds:.1f} s, {1e3 * d['seconds_per_step']:.1f} ms/step)\n"
-        f"  l1 {d['l1']:.4e}  l2 {d['l2']:.4e}  linf {d['linf']:.4e}  "
-        f"mass change {d['mass_relative_change']:.2e}  h in [{d['h_min']:.3g}, {d['h_max']:.4g}]\n"
-    )
-    return 0 if math.isfinite(d["l2"]) else 1
+        f"({result.seconds:.1f} s, {1e3 * d['seconds_per_step']:.1f} ms/step)"
+    ]
+    if "l2" in d:
+        lines.append(f"  h:    l1 {d['l1']:.4e}  l2 {d['l2']:.4e}  linf {d['linf']:.4e}")
+    if "wind_l2" in d:
+        lines.append(f"  wind: l1 {d['wind_l1']:.4e}  l2 {d['wind_l2']:.4e}  "
+                     f"linf {d['wind_linf']:.4e}")  # fmt: skip
+    lines.append(f"  mass change {d['mass_relative_change']:.2e}  h in [{d['h_min']:.4g}, "
+                 f"{d['h_max']:.4g}] m")  # fmt: skip
+    if "energy_relative_change" in d:
+        lines.append(f"  total energy change {d['energy_relative_change']:.3e}  potential "
+                     f"enstrophy change {d['enstrophy_relative_change']:.3e}")  # fmt: skip
+    sys.stdout.write("\n".join(lines) + "\n")
+    return 0 if math.isfinite(d["h_max"]) else 1
 
 
 def _plot(args: argparse.Namespace) -> int:
