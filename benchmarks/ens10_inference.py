@@ -90,7 +90,7 @@ def _checkpoint(model: str, grid: float, hidden: int, channels: int, seed: int =
 class TorchPipeline:
     """PyTorch inference from the raw members (stats, standardisation, model), one dtype."""
 
-    def __init__(self, net, ckpt, exported, members: dict[str, np.ndarray], dtype) -> None:
+    def __init__(self, net, ckpt, exported, members: dict[str, np.ndarray], dtype, band_rows: int = 46) -> None:
         import torch
 
         from ens10.baselines.data import LOCATION_INPUTS
@@ -111,6 +111,7 @@ class TorchPipeline:
                     for i, n in enumerate(LOCATION_INPUTS)}
         self.tvar = "T"
         self.pointwise_emos = ckpt["model"].startswith("emos")
+        self.halo, self.band = exported.halo, band_rows
 
     def __call__(self):
         torch = self.torch
@@ -125,7 +126,25 @@ class TorchPipeline:
             else:
                 x = torch.stack([stats[n] if n in stats else self.loc[n] for n in self.inputs])[None]
                 x = torch.nan_to_num((x - self.cm) / self.cs, nan=0.0)
-            return self.net(x, stats[f"{self.tvar}_mean"][None], stats[f"{self.tvar}_std"][None])
+            mean, std = stats[f"{self.tvar}_mean"][None], stats[f"{self.tvar}_std"][None]
+            if self.halo == 0 or x.shape[2] <= self.band:
+                return self.net(x, mean, std)
+            return self._bands(x, mean, std)
+
+    def _bands(self, x, mean, std):
+        """LeNet in latitude bands (its 9x9 patches of the whole field take ~16 GB in float64):
+        each band gets ``halo`` real rows on both sides (the model's own pole padding only
+        touches rows that are discarded, except at the poles where it is the model's), so every
+        output equals the whole-field call."""
+        torch, h, n = self.torch, self.halo, x.shape[2]
+        mus, sigmas = [], []
+        for i0 in range(0, n, self.band):
+            i1 = min(i0 + self.band, n)
+            lo, hi = max(i0 - h, 0), min(i1 + h, n)
+            mu, sigma = self.net(x[:, :, lo:hi], mean[:, lo:hi], std[:, lo:hi])
+            mus.append(mu[:, i0 - lo:i1 - lo])
+            sigmas.append(sigma[:, i0 - lo:i1 - lo])
+        return torch.cat(mus, 1), torch.cat(sigmas, 1)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -3,8 +3,10 @@
 GTScript has no loops over channels, so a layer (``out_n = act(b_n + sum_c W_nc * in_c)``) is
 written out term by term. Sums are emitted as balanced trees (depth log2 of the number of
 terms) so GT4Py's recursive IR passes stay far below Python's recursion limit even for the
-2448-term convolutions of LeNet. Weights are GTScript externals (compile-time constants): one
-build per checkpoint, and the C++ compiler folds them into the code.
+2448-term convolutions of LeNet. In the ``fields`` layout weights are GTScript externals
+(compile-time constants): one build per checkpoint, and the C++ compiler folds them into the
+code; the ``stacked`` layout (:mod:`ens10.inference.stacked`) uses the same generator with
+data-dimension fields, ``GlobalTable`` weights and ``while`` loops instead.
 
 The generated source is registered in :mod:`linecache` so that GT4Py (which reads a
 definition's source with :func:`inspect.getsource`) can parse it like a hand-written stencil.

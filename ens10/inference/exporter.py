@@ -5,13 +5,16 @@ fields ``{VAR}_m{k}``, e.g. ``T_m0``..``T_m9``) or, with ``stats="given"``, thei
 and standard deviation (``{VAR}_mean``, ``{VAR}_std``), and writes the Gaussian prediction
 ``mu`` and ``sigma``. Fields are 2-D lat-lon fields stored as (i=lat, j=lon, k=1).
 
-Stages (one GTScript stencil each; weights are externals, see :mod:`ens10.inference.codegen`):
+Stages (in the ``stacked`` layout, :mod:`ens10.inference.stacked`, channels are data dimensions,
+weights ``GlobalTable`` parameters and consecutive pointwise stages one fused stencil; in the
+``fields`` layout, :mod:`ens10.inference.codegen`, each stage is a stencil over one field per
+channel with the weights as externals):
 
 ``ensemble_stats``  mean and population std (ddof=0) over the members, per variable
 ``predictors``      standardised predictor channels ``x{c}`` (NaN -> 0, sea mask)   [MLP, LeNet]
 ``dense_{l}``       Linear + ReLU over the channels at each point                   [MLP, LeNet]
 ``conv1``           3x3 convolution + ReLU (9 taps per input channel)               [LeNet]
-``maxpool_{c}``     2x2 max pool, evaluated at every point                           [LeNet]
+``maxpool``         2x2 max pool, evaluated at every point                           [LeNet]
 ``conv2``           3x3 convolution of the pooled field = dilated 3x3 stencil with
                     taps at offsets {-3, -1, +1} in lat and lon                      [LeNet]
 ``head``            last Linear + Gaussian head (mu = mean + s o0,
