@@ -391,7 +391,11 @@ def _write_markdown(path: Path, p: dict[str, Any]) -> None:
         "Evaluations are timed schedules (median of the repeats after warm-up, each validated "
         "against the numpy backend first); builds are distinct compiled artefacts (schedules that "
         "differ only in OpenMP run-time settings share one). Noise is (max - min) / median of a "
-        "schedule's repeats. The exhaustive best is the minimum over all measured schedules, so "
-        "transfer/best >= 1 by construction and includes the minimum's selection bias.",
+        "schedule's repeats. With re-measurement the exhaustive best is the fastest re-measured of "
+        "the search's finalists and the transfer result the fastest re-measured candidate (same "
+        "rounds, same conditions), so transfer/best < 1 happens when the search's pick was a "
+        "noise winner; without it, both come from the search-time timings and transfer/best >= 1 "
+        "by construction (the minimum over 61 noisy timings, with its selection bias). The "
+        "'(search timings)' column is always the latter.",
     ]
     atomic_write_text(path, "\n".join(text) + "\n")
