@@ -1,7 +1,9 @@
-"""FV3 core performance: one transport (fvtp2d) step of Williamson TC1 on the 6-tile sphere.
+"""FV3 core performance: one shallow-water dynamics step (Williamson TC2: d2a2c, c_sw, d_sw
+with two fvtp2d, divergence damping, four halo updates) or one transport step (TC1, fvtp2d),
+on the 6-tile sphere.
 
-Measures in one run: the STREAM triad; per backend the median time of a full step (halo
-exchange, fvtp2d, boundary-flux sync, flux-divergence update) on all 6 ranks in-process; cell
+Measures in one run: the STREAM triad; per backend the median time of a full step (all halo
+exchanges included) on all 6 ranks in-process; cell
 updates per second; the field traffic per step (every field a stencil touches counted once over
 its compute domain) as a fraction of the triad bandwidth; and, under ``mpiexec -n 6``, the share
 of step time spent in halo exchange. Results are checked against the numpy backend first.
@@ -33,7 +35,7 @@ from benchmarks.common import (
 )
 
 NAME = "fv3"
-HELP = "FV3 transport step per backend vs numpy and STREAM; halo share under mpiexec -n 6"
+HELP = "FV3 dynamics (or transport) step per backend vs numpy and STREAM; halo share under mpiexec -n 6"
 log = logging.getLogger(__name__)
 
 
@@ -43,6 +45,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--backends", nargs="+", default=["numpy", "gt:cpu_ifirst"],
                    help="backends to measure (numpy is always the baseline)")
     p.add_argument("--repeats", type=int, default=10, help="timed steps per backend (median)")
+    p.add_argument("--step", choices=["dynamics", "transport"], default="dynamics",
+                   help="dynamics: TC2 shallow-water step (default); transport: TC1 fvtp2d step")
     p.add_argument("--mpi-ranks", type=int, default=6, choices=[0, 6],
                    help="measure the halo-exchange share under mpiexec -n 6 (0 = skip)")
     p.add_argument("--markdown", type=Path, default=DOCS_BENCH / "fv3core.md",
@@ -80,22 +84,70 @@ def _ranks(n: int, mpi: bool = False):
     return build_ranks(n, 1, mpi=mpi, radius=A_EARTH)
 
 
-def _model(backend: str, n: int, part_ranks=None):
-    from fv3core.advection import Advection, AdvectionConfig
-    from fv3core.testcases.williamson import CosineBell, SolidBodyFlow
+def _model(backend: str, n: int, part_ranks=None, step: str = "dynamics"):
     from stencils.factory import StencilFactory
 
-    flow = SolidBodyFlow(alpha=np.pi / 2 - 0.05)
-    bell = CosineBell(flow)
     part, ranks = part_ranks or _ranks(n)
-    dt = 0.4 * float(min(r.metric.dxa.min() for r in ranks)) / flow.u0
     factory = _CountingFactory(StencilFactory(backend))
-    model = Advection(factory, part, ranks, AdvectionConfig(hord=8, dt=dt), flow.stream_function,
-                      lambda lon, lat: bell.height(lon, lat))  # fmt: skip
-    return model, factory, ranks
+    if step == "transport":
+        from fv3core.advection import Advection, AdvectionConfig
+        from fv3core.testcases.williamson import CosineBell, SolidBodyFlow
+
+        flow = SolidBodyFlow(alpha=np.pi / 2 - 0.05)
+        bell = CosineBell(flow)
+        dt = 0.4 * float(min(r.metric.dxa.min() for r in ranks)) / flow.u0
+        model = Advection(factory, part, ranks, AdvectionConfig(hord=8, dt=dt),
+                          flow.stream_function, lambda lon, lat: bell.height(lon, lat))  # fmt: skip
+        return _TransportStep(model), factory, ranks
+    from fv3core.dynamics import DynamicsConfig, ShallowWaterDynamics
+    from fv3core.shallow_water_run import wave_speed_over_dx
+    from fv3core.testcases.williamson import shallow_water_case
+
+    case = shallow_water_case("williamson2")
+    dt = 0.5 / wave_speed_over_dx(ranks, case)
+    return _DynamicsStep(ShallowWaterDynamics(factory, part, ranks, DynamicsConfig(dt=dt), case)), \
+        factory, ranks
 
 
-def mpi_worker(backend: str, n: int, repeats: int, out: str) -> None:
+class _TransportStep:
+    """Uniform view of a TC1 transport model for the benchmark."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        self.exchanges = model.exchanges + model.flux_exchanges
+
+    def step(self) -> None:
+        self.model.step()
+
+    def halo(self) -> None:
+        self.model.halo_update()
+        self.model._exchange(self.model.flux_exchanges)
+
+    def state(self) -> np.ndarray:
+        return np.concatenate([r.interior().ravel() for r in self.model.ranks])
+
+
+class _DynamicsStep:
+    """Uniform view of a TC2 shallow-water model for the benchmark."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        self.exchanges = model.ex_wind + model.ex_cwind + model.ex_flux + model.ex_depth
+
+    def step(self) -> None:
+        self.model.step()
+
+    def halo(self) -> None:
+        m = self.model
+        for ex in (m.ex_wind, m.ex_cwind, m.ex_flux, m.ex_depth):
+            m._exchange(ex)
+
+    def state(self) -> np.ndarray:
+        return np.concatenate([np.concatenate([r.interior(r.h).ravel(), r.interior(r.u).ravel()])
+                               for r in self.model.ranks])  # fmt: skip
+
+
+def mpi_worker(backend: str, n: int, repeats: int, out: str, step: str = "dynamics") -> None:
     """Run under mpiexec -n 6: per-rank step time and halo-exchange time; rank 0 writes JSON."""
     import time
 
@@ -103,32 +155,32 @@ def mpi_worker(backend: str, n: int, repeats: int, out: str) -> None:
     comm = part_ranks[1][0].comm
     for turn in range(comm.size):  # serial stencil-cache warm-up
         if comm.rank == turn:
-            model, _, ranks = _model(backend, n, part_ranks)
+            model, _, ranks = _model(backend, n, part_ranks, step)
         comm.barrier()
     model.step()
     comm.barrier()
-    for ex in model.exchanges + model.flux_exchanges:
+    for ex in model.exchanges:
         ex.reset_timers()
     t0 = time.perf_counter()
     for _ in range(repeats):
         model.step()
     comm.barrier()
     step = (time.perf_counter() - t0) / repeats
-    halo = sum(sum(ex.timers.values()) for ex in model.exchanges + model.flux_exchanges) / repeats
+    halo = sum(sum(ex.timers.values()) for ex in model.exchanges) / repeats
     step_max = comm.allreduce_max(step)
     halo_max = comm.allreduce_max(halo)
     if comm.rank == 0:
         Path(out).write_text(json.dumps({"step_s": step_max, "halo_s": halo_max}))
 
 
-def _mpi_share(backend: str, n: int, repeats: int) -> dict[str, float]:
+def _mpi_share(backend: str, n: int, repeats: int, step: str) -> dict[str, float]:
     mpiexec = Path(sys.executable).with_name("mpiexec")
     if not mpiexec.exists():
         raise BenchmarkError(f"{mpiexec} not found: install the mpich wheel into the venv")
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "mpi.json"
         code = (f"from benchmarks.fv3 import mpi_worker; "
-                f"mpi_worker({backend!r}, {n}, {repeats}, {str(out)!r})")  # fmt: skip
+                f"mpi_worker({backend!r}, {n}, {repeats}, {str(out)!r}, {step!r})")  # fmt: skip
         proc = subprocess.run([str(mpiexec), "-n", "6", sys.executable, "-c", code],
                               capture_output=True, text=True, env=dict(os.environ))  # fmt: skip
         if proc.returncode != 0 or not out.exists():
@@ -147,9 +199,9 @@ def run(args: argparse.Namespace) -> int:
     results: dict[str, Any] = {}
     reference = None
     for backend in tqdm(backends, desc="fv3 bench", unit="backend", disable=None):
-        model, factory, ranks = _model(backend, n)
+        model, factory, ranks = _model(backend, n, step=args.step)
         model.step()  # builds/loads everything; also the validation step
-        h = np.concatenate([r.interior().ravel() for r in model.ranks])
+        h = model.state()
         if reference is None:
             reference = h
         elif not np.allclose(h, reference, rtol=1e-12, atol=1e-9):
@@ -158,8 +210,7 @@ def run(args: argparse.Namespace) -> int:
         model.step()
         bytes_per_step = factory.counter[0]
         t = time_call(model.step, repeats=args.repeats, warmup=1)
-        t_halo = time_call(lambda m=model: (m.halo_update(), m._exchange(m.flux_exchanges)),
-                           repeats=args.repeats, warmup=1)  # fmt: skip
+        t_halo = time_call(model.halo, repeats=args.repeats, warmup=1)
         cells = 6 * n * n
         gbs = bytes_per_step / t.median_s / 1e9
         results[backend] = {
@@ -172,9 +223,9 @@ def run(args: argparse.Namespace) -> int:
     for r in results.values():
         r["speedup_vs_numpy"] = base / r["step_ms"]
     best = min(results, key=lambda b: results[b]["step_ms"])
-    mpi = _mpi_share(best, n, args.repeats) if args.mpi_ranks else None
+    mpi = _mpi_share(best, n, args.repeats, args.step) if args.mpi_ranks else None
     payload = {
-        "benchmark": NAME, "resolution": n, "machine": machine_info(),
+        "benchmark": NAME, "step": args.step, "resolution": n, "machine": machine_info(),
         "stream_triad_GBs": stream.triad_gbs, "backends": results, "mpi_6_ranks": mpi,
         "best_backend": best,
     }  # fmt: skip
@@ -186,10 +237,13 @@ def run(args: argparse.Namespace) -> int:
         for b, r in results.items()
     ]  # fmt: skip
     md = [
-        "# fv3core benchmark: one Williamson TC1 transport step (fvtp2d, hord 8)",
+        "# fv3core benchmark: one " + (
+            "Williamson TC2 shallow-water dynamics step (d2a2c, c_sw, d_sw with two fvtp2d, "
+            "hord 8, divergence damping, 4 halo updates)" if args.step == "dynamics"
+            else "Williamson TC1 transport step (fvtp2d, hord 8)"),
         "",
         f"C{n}, 6 tiles, all ranks in one process; `stratoflow bench fv3 --resolution {n} "
-        f"--json FILE`. STREAM triad in the same run: **{stream.triad_gbs:.1f} GB/s** "
+        f"--step {args.step} --json FILE`. STREAM triad in the same run: **{stream.triad_gbs:.1f} GB/s** "
         f"({stream.threads} threads). Machine: {payload['machine'].get('cpu', '?')}; "
         "shared and noisy (other jobs ran concurrently), so read ratios, not absolute times.",
         "",

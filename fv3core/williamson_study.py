@@ -80,9 +80,12 @@ def tc2_table(results: dict[str, dict]) -> str:
         "wind linf | wind l2 order | mass change | energy change | run (s) |",
         "|" + "---|" * 15,
     ]
-    rows = sorted((r["resolution"], r) for r in results.values() if r.get("case") == "tc2")
+    rows = sorted((r["days"], r["resolution"], r) for r in results.values()
+                  if r.get("case") == "tc2")  # fmt: skip
     prev = None
-    for n, r in rows:
+    for days, n, r in rows:
+        if prev is not None and prev[1]["days"] != days:
+            prev = None
         lines.append(
             f"| {n} | {r['days']:g} | {r['dt']:.0f} | {r['steps']} | {r['l1']:.3e} | "
             f"{r['l2']:.3e} | {r['linf']:.3e} | {_order(prev, n, r, 'l2')} | {r['wind_l1']:.3e} | "
