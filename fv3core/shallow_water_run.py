@@ -30,9 +30,9 @@ def _reduce_max(comm: Any, value: float) -> float:
     return comm.allreduce_max(value) if comm.size > 1 and not _is_local(comm) else value
 
 
-def wave_speed_over_dx(ranks: list[Rank], case: ShallowWaterCase) -> float:
+def wave_speed_over_dx(ranks: list[Rank], case: ShallowWaterCase, reduce: bool = True) -> float:
     """max over the interior of (|V| + sqrt(g * depth)) / min(dxa, dya) of the initial state
-    (1/s): the acoustic CFL rate."""
+    (1/s): the acoustic CFL rate (``reduce``: over all MPI ranks, a collective call)."""
     best = 0.0
     for r in ranks:
         m, h = r.metric, r.spec.n_halo
@@ -41,7 +41,7 @@ def wave_speed_over_dx(ranks: list[Rank], case: ShallowWaterCase) -> float:
         depth = case.height(lon, lat) - case.surface(lon, lat)
         rate = (speed + np.sqrt(case.gravity * np.maximum(depth, 0.0))) / np.minimum(m.dxa, m.dya)
         best = max(best, float(rate[h:-h, h:-h].max()))
-    return _reduce_max(ranks[0].comm, best)
+    return _reduce_max(ranks[0].comm, best) if reduce else best
 
 
 def _rank_fields(r: RankDynamics) -> dict[str, np.ndarray]:
