@@ -51,9 +51,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--channels", type=int, default=16, help="LeNet channels (trained default 16)")
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--torch-dtypes", nargs="+", default=["float32", "float64"], choices=["float32", "float64"],
-                   help="PyTorch dtypes to time (default both; float64 convolutions have no oneDNN "
-                        "kernel and take minutes per LeNet call); the error is measured against the "
-                        "last one")
+                   help="PyTorch dtypes to time (default both; float64 LeNet takes minutes per call on "
+                        "2 cores); the error is measured against the last one")
     p.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     p.add_argument("--doc", type=Path, default=DOCS_BENCH / "ens10-inference.md",
                    help="Markdown output (default docs/benchmarks/ens10-inference.md)")
