@@ -2,26 +2,18 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mapping.tuning.measure import Evaluation
+from stencils.atomic import atomic_write_text
 
 if TYPE_CHECKING:
     from mapping.tuning.search import SearchResult
 
 
-def atomic_write(path: Path | str, text: str) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
-    return path
+#: the project's temp-and-rename writer, under the name this module's callers use
+atomic_write = atomic_write_text
 
 
 def evaluations_table(evaluations: Sequence[Evaluation], default_s: float | None = None) -> str:
