@@ -218,16 +218,17 @@ class StencilProgram:
         All fields share the inputs' shape; ``halo`` defaults to what :meth:`required_halo` needs.
         """
         factory = backend if isinstance(backend, StencilFactory) else StencilFactory(backend)
-        missing = [f for f in self.inputs if f not in inputs]
+        names = self.field_inputs
+        missing = [f for f in names if f not in inputs]
         if missing:
             raise StencilError(f"program {self.name!r}: inputs {missing} were not given")
         extents = self.compute_extents()
         need = self.required_halo()
-        shapes = {tuple(np.shape(inputs[f])) for f in self.inputs}
+        shapes = {tuple(np.shape(inputs[f])) for f in names}
         if len(shapes) != 1:
             raise StencilError(
                 f"program {self.name!r}: inputs have different shapes "
-                f"{ {f: np.shape(inputs[f]) for f in self.inputs} }; all must be equal"
+                f"{ {f: np.shape(inputs[f]) for f in names} }; all must be equal"
             )
         shape = shapes.pop()
         if len(shape) != 3:
@@ -240,12 +241,7 @@ class StencilProgram:
                     f"along the program's calls) but halo={h}; allocate a larger halo"
                 )
         domain = Domain(shape[0] - 2 * h, shape[1] - 2 * h, shape[2], h)
-        storages = {
-            f: from_numpy(np.asarray(inputs[f], dtype=np.float64), factory.backend, domain.origin)
-            for f in self.inputs
-        }
-        for f in self.temporaries + self.outputs:
-            storages[f] = from_numpy(np.zeros(shape), factory.backend, domain.origin)
+        storages = self._allocate(inputs, shape, domain, factory.backend)
         for call, stencil, ext in zip(self._calls, self.build(factory), extents):
             ilo, ihi, jlo, jhi = ext
             origin = (h - ilo, h - jlo, 0)
@@ -254,6 +250,23 @@ class StencilProgram:
             log.debug("%s: %s origin=%s domain=%s", self.name, call.label, origin, dom)
             stencil(origin=origin, domain=dom, **args, **call.scalars)
         return {f: to_numpy(storages[f]) for f in self.outputs}
+
+    @property
+    def field_inputs(self) -> tuple[str, ...]:
+        """The inputs :meth:`run` takes as (i, j, k) arrays."""
+        return tuple(self.inputs)
+
+    def _allocate(
+        self, inputs: Mapping[str, np.ndarray], shape: tuple[int, ...], domain: Domain, backend: str
+    ) -> dict[str, Any]:
+        """Storages of every field of one :meth:`run`: inputs copied, the others zero."""
+        storages = {
+            f: from_numpy(np.asarray(inputs[f], dtype=np.float64), backend, domain.origin)
+            for f in self.field_inputs
+        }
+        for f in self.temporaries + self.outputs:
+            storages[f] = from_numpy(np.zeros(shape), backend, domain.origin)
+        return storages
 
     def __repr__(self) -> str:
         calls = ", ".join(c.label for c in self._calls)

@@ -27,10 +27,8 @@ from typing import Any
 import numpy as np
 
 from ens10.inference.codegen import GeneratedStencil, generate, tree_sum
-from stencils.errors import StencilError
-from stencils.factory import StencilFactory
 from stencils.program import StencilProgram
-from stencils.storage import Domain, from_numpy, to_numpy
+from stencils.storage import Domain, from_numpy
 
 SOFTPLUS_THRESHOLD = 20.0  # torch.nn.functional.softplus: x above it is returned unchanged
 Taps = tuple[int, int, int]
@@ -82,51 +80,20 @@ class TableProgram(StencilProgram):
     def required_halo(self) -> dict[str, int]:
         return {f: h for f, h in super().required_halo().items() if f not in self.tables}
 
-    def run(
-        self,
-        inputs: Mapping[str, np.ndarray],
-        backend: str | StencilFactory = "numpy",
-        halo: int | None = None,
-    ) -> dict[str, np.ndarray]:
-        """As :meth:`StencilProgram.run`; temporaries get their data dimensions, tables are
-        passed from the program."""
-        factory = backend if isinstance(backend, StencilFactory) else StencilFactory(backend)
-        missing = [f for f in self.field_inputs if f not in inputs]
-        if missing:
-            raise StencilError(f"program {self.name!r}: inputs {missing} were not given")
-        extents = self.compute_extents()
-        need = self.required_halo()
-        shapes = {tuple(np.shape(inputs[f])) for f in self.field_inputs}
-        if len(shapes) != 1:
-            raise StencilError(
-                f"program {self.name!r}: inputs have different shapes "
-                f"{ {f: np.shape(inputs[f]) for f in self.field_inputs} }; all must be equal"
-            )
-        shape = shapes.pop()
-        if len(shape) != 3:
-            raise StencilError(f"program {self.name!r}: inputs must be 3D (i, j, k), got shape {shape}")
-        h = max(need.values(), default=0) if halo is None else halo
-        bad = {f: r for f, r in need.items() if r > h}
-        if bad:
-            raise StencilError(
-                f"program {self.name!r}: inputs {sorted(bad)} need a halo of {max(bad.values())} "
-                f"cells but halo={h}; allocate a larger halo"
-            )
-        domain = Domain(shape[0] - 2 * h, shape[1] - 2 * h, shape[2], h)
-        be = factory.backend
+    def _allocate(
+        self, inputs: Mapping[str, np.ndarray], shape: tuple[int, ...], domain: Domain, backend: str
+    ) -> dict[str, Any]:
+        """As :meth:`StencilProgram._allocate`; temporaries and outputs get their data
+        dimensions, the tables are passed from the program."""
         storages: dict[str, Any] = {
-            f: from_numpy(np.asarray(inputs[f], dtype=np.float64), be, domain.origin) for f in self.field_inputs
+            f: from_numpy(np.asarray(inputs[f], dtype=np.float64), backend, domain.origin)
+            for f in self.field_inputs
         }
-        storages.update({t: _table_storage(a, be) for t, a in self.tables.items()})
+        storages.update({t: _table_storage(a, backend) for t, a in self.tables.items()})
         for f in self.temporaries + self.outputs:
             dd = self.data_dims.get(f, ())
-            storages[f] = from_numpy(np.zeros(shape + dd), be, domain.origin + (0,) * len(dd))
-        for call, stencil, ext in zip(self._calls, self.build(factory), extents):
-            ilo, ihi, jlo, jhi = ext
-            origin = (h - ilo, h - jlo, 0)
-            dom = (domain.nx + ilo + ihi, domain.ny + jlo + jhi, domain.nz)
-            stencil(origin=origin, domain=dom, **{p: storages[f] for p, f in call.fields.items()}, **call.scalars)
-        return {f: to_numpy(storages[f]) for f in self.outputs}
+            storages[f] = from_numpy(np.zeros(shape + dd), backend, domain.origin + (0,) * len(dd))
+        return storages
 
 
 Body = list[tuple[str, str] | str]
