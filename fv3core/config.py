@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from fv3core.errors import FV3ConfigError
+from fv3core.stencils.divergence_damping import MAX_D4_BG
 from fv3core.stencils.ppm import SUPPORTED_HORD
 
 #: cases this build can run: tracer advection (TC1) and the shallow-water cases
@@ -23,7 +24,8 @@ class FV3Config:
 
     Shallow-water cases: ``dt`` is the large step, split into ``n_split`` acoustic steps; the
     Courant number is that of the acoustic step for the fastest gravity wave plus wind
-    (|V| + sqrt(g h)); ``dddmp`` is the del2 divergence-damping coefficient (dimensionless).
+    (|V| + sqrt(g h)); ``dddmp`` is the del2 divergence-damping coefficient (dimensionless);
+    ``nord`` 1 adds FV3's del4 divergence damping with coefficient ``d4_bg``.
     """
 
     case: str = "williamson1"
@@ -39,6 +41,8 @@ class FV3Config:
     nz: int = 1
     output_every_hours: float = 0.0
     dddmp: float = 0.02
+    nord: int = 0
+    d4_bg: float = 0.12
 
     def __post_init__(self) -> None:
         if self.case not in CASES:
@@ -71,6 +75,15 @@ class FV3Config:
         if not 0.0 <= self.dddmp <= 0.2:
             raise FV3ConfigError(
                 f"dddmp={self.dddmp}: the del2 divergence damping is stable for 0 <= dddmp <= 0.2"
+            )
+        if self.nord not in (0, 1):
+            raise FV3ConfigError(
+                f"nord={self.nord}: use 0 (del2 divergence damping) or 1 (plus del4)"
+            )
+        if not 0.0 <= self.d4_bg <= MAX_D4_BG:
+            raise FV3ConfigError(
+                f"d4_bg={self.d4_bg}: the del4 divergence damping is stable for "
+                f"0 <= d4_bg <= {MAX_D4_BG} (FV3 uses 0.12-0.16)"
             )
         if self.nz != 1:
             raise FV3ConfigError(f"nz={self.nz}: the shallow-water configuration has nz = 1")

@@ -25,8 +25,10 @@ import numpy as np
 
 from fv3core.grid.metric import MetricTerms, SubdomainSpec
 from fv3core.ranks import Rank
+from fv3core.stencils import divergence_damping as dd
 from fv3core.stencils import shallow_water as sw
 from fv3core.stencils.directions import X, Y
+from fv3core.stencils.launch import BoundStencil
 from fv3core.stencils.transport import (
     FiniteVolumeTransport,
     TransportGrid,
@@ -52,6 +54,10 @@ class DynamicsConfig:
     hord: int = 8
     dddmp: float = 0.02
     nz: int = 1
+    #: 0: del2 divergence damping only; 1: plus FV3's del4 damping of the divergence
+    #: (nu4 = (d4_bg * mean cell area)^2 / dt, see fv3core.stencils.divergence_damping)
+    nord: int = 0
+    d4_bg: float = 0.12
 
 
 def edge_mean_tangential_wind(
@@ -343,7 +349,7 @@ class RankDynamics:
         self.rank, self.config, self.case = rank, config, case
         spec, metric, backend = rank.spec, rank.metric, factory.backend
         h, nx, ny, nz = spec.n_halo, spec.nx, spec.ny, config.nz
-        self.spec = spec
+        self.spec, self.factory_backend = spec, backend
         lon, lat = metric.lonlat_agrid
         surface = case.surface(lon, lat)
         self.grid = g = DynamicsGrid(metric, surface, backend)
@@ -389,6 +395,7 @@ class RankDynamics:
         self._flux_div = factory(apply_flux_divergence)
         self._cell_phi = factory(sw.cell_potential)
         self._corner_phi = factory(sw.corner_potential)
+        self._del4 = factory(dd.corner_laplacian_damping) if config.nord == 1 else None
         self._dupdate = {
             d: factory(sw.dgrid_wind_update, externals={**d.offsets(), "SIGN": sign},
                        name=f"d_sw_wind_{d.name}")
@@ -400,6 +407,8 @@ class RankDynamics:
         self.wind_halo = VectorHalo(self.u, self.v, n_halo=h, grid="D", corner_fill=True)
         self.cwind_halo = VectorHalo(self.vn_x, self.vn_y, n_halo=h, grid="C", corner_fill=True)
         self.flux_sync = VectorHalo(self.fx, self.fy, n_halo=h, grid="C", depth=1)
+        # the ring of corner divergences around the compute corners (del4 damping)
+        self.div_halo = ScalarHalo(self.div, n_halo=h, location="corner", depth=1)
 
         N, M = nx + 2 * h, ny + 2 * h
         self._b = {
@@ -422,65 +431,115 @@ class RankDynamics:
         # independent of the decomposition)
         n = spec.resolution
         self.nu = config.dddmp * 4.0 * np.pi * metric.radius**2 / (6 * n * n) / config.dt
+        self.nu4 = dd.del4_coefficient(config.d4_bg, n, metric.radius, config.dt)
+        self.del4_weights = dd.corner_laplacian_weights(metric, g.dual_np, _vertices(spec))
+
+        self._bind_calls()
+
+    def _bind_calls(self) -> None:
+        """Bind every stencil call of the step to its storages, bounds and scalars once
+        (:class:`BoundStencil`: checked on the first call, then the backend's ``run``)."""
+        g, b, dt = self.grid, self._b, self.config.dt
+        dt2, gravity = 0.5 * dt, self.case.gravity
+        wx, wy, wz = self.w
+        cs, cn, cw, ce = g.agrid
+        bs = BoundStencil
+        self._k_d2a = bs(self._d2a, u=self.u, v=self.v, dx=g.dx, dy=g.dy, rarea=g.rarea,
+                         cs_x=cs[0], cs_y=cs[1], cs_z=cs[2], cn_x=cn[0], cn_y=cn[1], cn_z=cn[2],
+                         cw_x=cw[0], cw_y=cw[1], cw_z=cw[2], ce_x=ce[0], ce_y=ce[1], ce_z=ce[2],
+                         fcor=g.fcor, wx=wx, wy=wy, wz=wz, vort=self.vort, **b["cells"])  # fmt: skip
+        self._k_cnormal = [
+            bs(self._cnormal[d], wx=wx, wy=wy, wz=wz, h=self.h, nx=n[0], ny=n[1], nz=n[2],
+               weight=wt, shift_p=sh[0], shift_m=sh[1], face_length=length, vn=vn, hflux=hf,
+               **b[key])
+            for d, vn, hf, n, wt, sh, length, key in (
+                (X, self.vn_x, self.hfx, g.nx, g.weight_x, g.shift_x, g.dy, "cnx"),
+                (Y, self.vn_y, self.hfy, g.ny, g.weight_y, g.shift_y, g.dx, "cny"),
+            )
+        ]  # fmt: skip
+        self._k_half = bs(self._half, h=self.h, hs=g.hs, fx=self.hfx, fy=self.hfy, wx=wx, wy=wy,
+                          wz=wz, rarea=g.rarea, gravity=gravity, dt2=dt2, phi=self.phi,
+                          **b["half"])  # fmt: skip
+        self._k_cupdate = [
+            bs(self._cupdate[d], vn=vn, vort=self.vort, phi=self.phi, wx=wx, wy=wy, wz=wz,
+               qx=q[0], qy=q[1], qz=q[2], rdc=rdc, tan_p=tan[0], tan_0=tan[1], tan_m=tan[2],
+               gt=gt, rgn=rgn, dt2=dt2, **b[key])
+            for d, vn, q, rdc, tan, gt, rgn, key in (
+                (X, self.vn_x, g.qx, g.rdxc, g.tan_x, g.gt_x, g.rgn_x, "cx"),
+                (Y, self.vn_y, g.qy, g.rdyc, g.tan_y, g.gt_y, g.rgn_y, "cy"),
+            )
+        ]  # fmt: skip
+        tg = g.transport
+        self._k_courant = [
+            bs(self._courant[X], vn=self.vn_x, rdxa=tg.rdxa, face_length=tg.dy,
+               sin_near=g.sin_sg[0], sin_far=g.sin_sg[2], crx=self.crx, xfx=self.xfx, dt=dt,
+               **b["fx_all"]),
+            bs(self._courant[Y], vn=self.vn_y, rdxa=tg.rdya, face_length=tg.dx,
+               sin_near=g.sin_sg[1], sin_far=g.sin_sg[3], crx=self.cry, xfx=self.yfx, dt=dt,
+               **b["fy_all"]),
+        ]  # fmt: skip
+        self._k_depth_transport = self.transport.bind(
+            self.h, self.crx, self.cry, self.xfx, self.yfx, self.fx, self.fy)
+        self._k_flux_div = bs(self._flux_div, q=self.h, fx=self.fx, fy=self.fy,
+                              rarea=tg.rarea, **b["interior"])  # fmt: skip
+        self._k_vort_transport = self.transport.bind(
+            self.vort, self.crx, self.cry, self.xfx, self.yfx, self.fxw, self.fyw)
+        self._k_cell_phi = bs(self._cell_phi, h=self.h, hs=g.hs, vnx=self.vn_x, vny=self.vn_y,
+                              cosa=g.cosa, rsina=g.rsina, gravity=gravity, phi=self.phi,
+                              **b["cells1"])  # fmt: skip
+        cwt = g.corner_w
+        self._k_corner_phi = bs(self._corner_phi, phi=self.phi, b_sw=cwt[0], b_se=cwt[1],
+                                b_nw=cwt[2], b_ne=cwt[3], u=self.u, v=self.v, vn_x=self.vn_x,
+                                vn_y=self.vn_y, **g.dual, rarea_c=g.rarea_c, nu=self.nu,
+                                phib=self.phib, div=self.div, **b["corners"])  # fmt: skip
+        self._k_del4 = None
+        if self._del4 is not None:
+            w_x, w_y = dd.storages(*self.del4_weights, self.factory_backend)
+            self._k_del4 = bs(self._del4, div=self.div, w_x=w_x, w_y=w_y, rarea_c=g.rarea_c,
+                              nu4=self.nu4, phib=self.phib, **b["corners"])  # fmt: skip
+        self._k_dupdate = [
+            bs(self._dupdate[X], wind=self.v, vort_flux=self.fxw, phib=self.phib, rlength=g.rdy,
+               dt=dt, **b["vfaces"]),
+            bs(self._dupdate[Y], wind=self.u, vort_flux=self.fyw, phib=self.phib, rlength=g.rdx,
+               dt=dt, **b["ufaces"]),
+        ]  # fmt: skip
 
     # ---- the pieces of one acoustic step (called in order by ShallowWaterDynamics) -----------
     def c_sw(self) -> None:
         """d2a2c + C-grid half step; needs filled halos of h, u, v."""
-        g, b, dt2 = self.grid, self._b, 0.5 * self.config.dt
-        wx, wy, wz = self.w
-        cs, cn, cw, ce = g.agrid
-        self._d2a(u=self.u, v=self.v, dx=g.dx, dy=g.dy, rarea=g.rarea,
-                  cs_x=cs[0], cs_y=cs[1], cs_z=cs[2], cn_x=cn[0], cn_y=cn[1], cn_z=cn[2],
-                  cw_x=cw[0], cw_y=cw[1], cw_z=cw[2], ce_x=ce[0], ce_y=ce[1], ce_z=ce[2],
-                  fcor=g.fcor, wx=wx, wy=wy, wz=wz, vort=self.vort, **b["cells"])  # fmt: skip
-        for d, vn, hf, n, wt, sh, length, key in (
-            (X, self.vn_x, self.hfx, g.nx, g.weight_x, g.shift_x, g.dy, "cnx"),
-            (Y, self.vn_y, self.hfy, g.ny, g.weight_y, g.shift_y, g.dx, "cny"),
-        ):
-            self._cnormal[d](wx=wx, wy=wy, wz=wz, h=self.h, nx=n[0], ny=n[1], nz=n[2],
-                             weight=wt, shift_p=sh[0], shift_m=sh[1], face_length=length, vn=vn, hflux=hf, **b[key])  # fmt: skip
+        self._k_d2a()
+        for call in self._k_cnormal:
+            call()
         self._fix_vertex_faces()
-        self._half(h=self.h, hs=g.hs, fx=self.hfx, fy=self.hfy, wx=wx, wy=wy, wz=wz,
-                   rarea=g.rarea, gravity=self.case.gravity, dt2=dt2, phi=self.phi, **b["half"])  # fmt: skip
-        for d, vn, q, rdc, tan, gt, rgn, key in (
-            (X, self.vn_x, g.qx, g.rdxc, g.tan_x, g.gt_x, g.rgn_x, "cx"),
-            (Y, self.vn_y, g.qy, g.rdyc, g.tan_y, g.gt_y, g.rgn_y, "cy"),
-        ):
-            self._cupdate[d](vn=vn, vort=self.vort, phi=self.phi, wx=wx, wy=wy, wz=wz,
-                             qx=q[0], qy=q[1], qz=q[2], rdc=rdc, tan_p=tan[0], tan_0=tan[1],
-                             tan_m=tan[2], gt=gt, rgn=rgn, dt2=dt2, **b[key])  # fmt: skip
+        self._k_half()
+        for call in self._k_cupdate:
+            call()
 
     def depth_fluxes(self) -> None:
         """Courant numbers from the half-step C-grid winds, then fvtp2d of the depth."""
-        g, b, tg, dt = self.grid, self._b, self.grid.transport, self.config.dt
-        self._courant[X](vn=self.vn_x, rdxa=tg.rdxa, face_length=tg.dy, sin_near=g.sin_sg[0],
-                         sin_far=g.sin_sg[2], crx=self.crx, xfx=self.xfx, dt=dt, **b["fx_all"])  # fmt: skip
-        self._courant[Y](vn=self.vn_y, rdxa=tg.rdya, face_length=tg.dx, sin_near=g.sin_sg[1],
-                         sin_far=g.sin_sg[3], crx=self.cry, xfx=self.yfx, dt=dt, **b["fy_all"])  # fmt: skip
-        self.transport(self.h, self.crx, self.cry, self.xfx, self.yfx, self.fx, self.fy)
+        for call in self._k_courant:
+            call()
+        self._k_depth_transport()
 
     def depth_update_and_vorticity_fluxes(self) -> None:
         """Flux-form depth update (after the face sync), then fvtp2d of absolute vorticity."""
-        self._flux_div(q=self.h, fx=self.fx, fy=self.fy, rarea=self.grid.transport.rarea,
-                       **self._b["interior"])  # fmt: skip
-        self.transport(self.vort, self.crx, self.cry, self.xfx, self.yfx, self.fxw, self.fyw)
+        self._k_flux_div()
+        self._k_vort_transport()
+
+    def corner_potential(self) -> None:
+        """Corner potential K + g h - nu div and the corner divergence; needs the new h's
+        halo."""
+        self._k_cell_phi()
+        self._k_corner_phi()
+        self._fix_vertices()
 
     def wind_update(self) -> None:
-        """Corner potential (K + g h - nu div) and the D-grid wind update; needs the new h's
-        halo."""
-        g, b, dt = self.grid, self._b, self.config.dt
-        self._cell_phi(h=self.h, hs=g.hs, vnx=self.vn_x, vny=self.vn_y, cosa=g.cosa,
-                       rsina=g.rsina, gravity=self.case.gravity, phi=self.phi, **b["cells1"])  # fmt: skip
-        cw = g.corner_w
-        self._corner_phi(phi=self.phi, b_sw=cw[0], b_se=cw[1], b_nw=cw[2], b_ne=cw[3],
-                         u=self.u, v=self.v, vn_x=self.vn_x, vn_y=self.vn_y, **g.dual,
-                         rarea_c=g.rarea_c, nu=self.nu, phib=self.phib, div=self.div,
-                         **b["corners"])  # fmt: skip
-        self._fix_vertices()
-        self._dupdate[X](wind=self.v, vort_flux=self.fxw, phib=self.phib, rlength=g.rdy, dt=dt,
-                         **b["vfaces"])  # fmt: skip
-        self._dupdate[Y](wind=self.u, vort_flux=self.fyw, phib=self.phib, rlength=g.rdx, dt=dt,
-                         **b["ufaces"])  # fmt: skip
+        """del4 divergence damping (nord = 1; needs the corner divergence's halo ring) and
+        the D-grid wind update."""
+        if self._k_del4 is not None:
+            self._k_del4()
+        for call in self._k_dupdate:
+            call()
 
     def _fix_vertex_faces(self) -> None:
         """At a cube vertex the halo cells B (across the x-edge) and C (across the y-edge)
@@ -586,6 +645,7 @@ class ShallowWaterDynamics:
         self.ex_wind = exchanges("wind_halo")
         self.ex_cwind = exchanges("cwind_halo")
         self.ex_flux = exchanges("flux_sync")
+        self.ex_div = exchanges("div_halo") if config.nord == 1 else []
         self.halo_seconds = 0.0
         self._depth_halo_filled = False  # filled at the first step (all ranks take part)
 
@@ -613,5 +673,9 @@ class ShallowWaterDynamics:
         for r in self.ranks:
             r.depth_update_and_vorticity_fluxes()
         self._exchange(self.ex_depth)
+        for r in self.ranks:
+            r.corner_potential()
+        if self.ex_div:
+            self._exchange(self.ex_div)
         for r in self.ranks:
             r.wind_update()

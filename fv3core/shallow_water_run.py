@@ -99,7 +99,8 @@ def run_shallow_water(config: FV3Config, mpi: bool = False, progress: bool = Tru
     log.info("%s C%d on %d ranks: %d steps of %.1f s (n_split %d)", config.case, n,
              part.total_ranks, steps, dt, config.n_split)  # fmt: skip
     factory = StencilFactory(config.backend)
-    dyn_cfg = DynamicsConfig(dt=dt_acoustic, hord=config.hord, dddmp=config.dddmp, nz=config.nz)
+    dyn_cfg = DynamicsConfig(dt=dt_acoustic, hord=config.hord, dddmp=config.dddmp, nz=config.nz,
+                             nord=config.nord, d4_bg=config.d4_bg)
     if mpi and comm.size > 1:
         # warm the stencil cache serially: ranks build (or load) their stencils one after another
         for turn in range(comm.size):

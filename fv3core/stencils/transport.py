@@ -13,6 +13,7 @@ from gt4py.cartesian.gtscript import PARALLEL, computation, interval
 from fv3core.errors import FV3ConfigError
 from fv3core.grid.metric import SubdomainSpec
 from fv3core.stencils.directions import Direction, X, Y
+from fv3core.stencils.launch import BoundStencil
 from fv3core.stencils.ppm import (
     SUPPORTED_HORD,
     ppm_flux_stencil,
@@ -169,6 +170,26 @@ class PiecewiseParabolic:
             self._slope = factory(ppm_slope_stencil, externals=direction.offsets(), name="dm")
             self._interface = factory(ppm_interface_stencil, externals=direction.offsets(), name="al")
 
+    def bind(
+        self, q: Any, courant: Any, flux: Any, origin: tuple[int, int, int],
+        domain: tuple[int, int, int],
+    ) -> list[BoundStencil]:  # fmt: skip
+        """The stencil calls of ``__call__`` with these arguments bound (for repeated use)."""
+        calls = []
+        if self._hord >= 8:
+            ax = self._direction.axis
+            o_dm, d_dm = list(origin), list(domain)
+            o_dm[ax] -= 2
+            d_dm[ax] += 3
+            calls.append(BoundStencil(self._slope, tuple(o_dm), tuple(d_dm), q=q, dm=self._dm))
+            o_dm[ax] += 1
+            d_dm[ax] -= 1
+            calls.append(BoundStencil(self._interface, tuple(o_dm), tuple(d_dm), q=q,
+                                      dm=self._dm, al=self._al))  # fmt: skip
+        calls.append(BoundStencil(self._flux, origin, domain, q=q, courant=courant, dxa=self._dxa,
+                                  dm=self._dm, al_in=self._al, flux=flux))  # fmt: skip
+        return calls
+
     def __call__(
         self, q: Any, courant: Any, flux: Any, origin: tuple[int, int, int],
         domain: tuple[int, int, int],
@@ -248,6 +269,31 @@ class FiniteVolumeTransport:
             "fy": {"origin": (h, h, 0), "domain": (nx, ny + 1, nz)},
         }
 
+    def bind(
+        self, q: Any, crx: Any, cry: Any, xfx: Any, yfx: Any, fx: Any, fy: Any
+    ) -> BoundTransport:
+        """``__call__`` with these storages bound: the same stencil sequence, run by
+        :class:`BoundTransport` without per-call argument processing."""
+        g, b = self._grid, self._b
+        bs = BoundStencil
+        return BoundTransport(
+            q, self._corners_x, self._corners_y,
+            before_x=[
+                *self._ppm_y.bind(q, cry, self._fy2, **b["fy2"]),
+                bs(self._inner_y, q=q, area=g.area, flux=self._fy2, area_flux=yfx,
+                   q_out=self._q_i, **b["q_i"]),
+                *self._ppm_x.bind(self._q_i, crx, fx, **b["fx"]),
+            ],
+            after_x=[
+                *self._ppm_x.bind(q, crx, self._fx2, **b["fx2"]),
+                bs(self._inner_x, q=q, area=g.area, flux=self._fx2, area_flux=xfx,
+                   q_out=self._q_j, **b["q_j"]),
+                *self._ppm_y.bind(self._q_j, cry, fy, **b["fy"]),
+                bs(self._average, inner=fx, outer=self._fx2, area_flux=xfx, **b["fx"]),
+                bs(self._average, inner=fy, outer=self._fy2, area_flux=yfx, **b["fy"]),
+            ],
+        )  # fmt: skip
+
     def __call__(
         self, q: Any, crx: Any, cry: Any, xfx: Any, yfx: Any, fx: Any, fy: Any
     ) -> None:
@@ -262,3 +308,24 @@ class FiniteVolumeTransport:
         self._ppm_y(self._q_j, cry, fy, **b["fy"])
         self._average(inner=fx, outer=self._fx2, area_flux=xfx, **b["fx"])
         self._average(inner=fy, outer=self._fy2, area_flux=yfx, **b["fy"])
+
+
+class BoundTransport:
+    """One bound ``fvtp2d`` (see :meth:`FiniteVolumeTransport.bind`): corner fill for the y
+    sweep, the y-then-x fluxes, corner fill for the x sweep, the x-then-y fluxes and the
+    average."""
+
+    def __init__(
+        self, q: Any, corners_x: CornerCopy, corners_y: CornerCopy,
+        before_x: list[BoundStencil], after_x: list[BoundStencil],
+    ) -> None:  # fmt: skip
+        self._q, self._corners_x, self._corners_y = q, corners_x, corners_y
+        self._before_x, self._after_x = before_x, after_x
+
+    def __call__(self) -> None:
+        self._corners_y(self._q)
+        for call in self._before_x:
+            call()
+        self._corners_x(self._q)
+        for call in self._after_x:
+            call()

@@ -56,6 +56,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--dddmp", type=float,
         help="del2 divergence damping coefficient, dimensionless (shallow water, default 0.02)",
     )
+    run.add_argument(
+        "--nord", type=int, choices=[0, 1],
+        help="divergence damping order: 0 = del2 only (default), 1 = plus FV3's del4 damping",
+    )
+    run.add_argument(
+        "--d4-bg", dest="d4_bg", type=float,
+        help="del4 divergence damping coefficient with --nord 1, dimensionless, 0..0.16 "
+        "(default 0.12; nu4 = (d4_bg * mean cell area)^2 / dt)",
+    )
     run.add_argument("--hord", type=int, help="PPM scheme: 5 (unlimited) or 8 (monotone)")
     run.add_argument(
         "--alpha", type=float,
@@ -81,7 +90,7 @@ def _config(args: argparse.Namespace):
 
     base = FV3Config.from_yaml(args.config).to_dict() if args.config else {}
     for key in ("case", "resolution", "days", "layout", "backend", "dt", "courant", "hord",
-                "alpha", "n_split", "dddmp"):  # fmt: skip
+                "alpha", "n_split", "dddmp", "nord", "d4_bg"):  # fmt: skip
         value = getattr(args, key)
         if value is not None:
             base[key] = value
