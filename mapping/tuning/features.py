@@ -23,7 +23,8 @@ backward               static   1 if a BACKWARD loop exists
 n_vertical_loops       static   computations (vertical loops)
 n_intervals            static   vertical intervals over all computations
 variable_k             static   1 if a field is read at a run-time vertical offset
-fusable_neighbours     static   stencils of its program it can be fused with (0 standalone)
+fusable_neighbours     static   stencils of its program it can be fused with (0 standalone;
+                                programs: calls - 1)
 log_ns_per_point       dynamic  log10 of the numpy-backend run time per grid point (ns)
 bandwidth_fraction     dynamic  compulsory bytes / run time, as a fraction of STREAM triad
 ipc                    dynamic  instructions per cycle of the baseline calls from ``perf stat``
@@ -32,6 +33,7 @@ ipc                    dynamic  instructions per cycle of the baseline calls fro
                                 ``status["ipc"]`` says why
 =====================  =======  ===================================================================
 
+A stencil program's embedding is made from its calls' embeddings (:func:`program_features`).
 Embeddings are standardised (z-scores over the database) before nearest-neighbour search.
 """
 
@@ -147,6 +149,30 @@ def dynamic_features(
         "bandwidth_fraction": nbytes / baseline_seconds / (stream_gbs * 1e9) if stream_gbs > 0 else float("nan"),
         "ipc": float("nan") if ipc is None else float(ipc),
     }
+
+
+def program_features(parts: Sequence[Mapping[str, float]]) -> dict[str, float]:
+    """A stencil program's features from its calls' embeddings (docs/tuning.md).
+
+    Each feature is the mean over the calls weighted by their share of the program's numpy
+    time (``10 ** log_ns_per_point``): the calls that dominate the run time dominate the
+    embedding, and ``bandwidth_fraction`` becomes the program's total compulsory bytes over its
+    total time. ``log_ns_per_point`` is log10 of the summed call times per point and
+    ``fusable_neighbours`` the number of calls minus one. A feature NaN in any call is NaN.
+    """
+    if not parts:
+        raise TuningError("a program embedding needs the embeddings of its calls; the program has none")
+    times = np.array([10.0 ** float(p.get("log_ns_per_point", float("nan"))) for p in parts])
+    if not np.all(np.isfinite(times)):
+        raise TuningError("a call embedding has no log_ns_per_point; profile its stencil again")
+    weights = times / times.sum()
+    out = {
+        name: float(sum(w * float(p.get(name, float("nan"))) for w, p in zip(weights, parts)))
+        for name in FEATURES
+    }
+    out["log_ns_per_point"] = math.log10(float(times.sum()))
+    out["fusable_neighbours"] = float(len(parts) - 1)
+    return out
 
 
 @dataclass(frozen=True)

@@ -362,6 +362,78 @@ def _union(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(max(x, y) for x, y in zip(a, b))
 
 
+def group_fields(target: ProgramTarget, group: Sequence[int]) -> tuple[set[str], set[str]]:
+    """(program fields the calls of ``group`` use, those of them that stay inside the group):
+    written by the group, neither a program input/output nor read outside the group, so a
+    fused stencil keeps them as GT4Py temporaries."""
+    calls = target.calls
+    members = [calls[i] for i in group]
+    later = {f for c in calls[group[-1] + 1:] for f in c.reads | c.writes}
+    earlier_or_io = set(target.inputs) | set(target.outputs)
+    used = {f for c in members for f in set(c.bindings.values())}
+    written = {f for c in members for f in c.writes}
+    internal = {
+        f for f in written
+        if f not in later and f not in earlier_or_io
+        and not any(f in c.reads for c in calls[: group[0]])
+    }  # fmt: skip
+    return used, internal
+
+
+def group_params(target: ProgramTarget, used: set[str], internal: set[str]) -> list[str]:
+    """The program fields a fused group takes as arguments, in program field order."""
+    return sorted(used - internal, key=lambda f: target.program.fields.index(f))
+
+
+def fused_program(program: Any, fuse: Sequence[int], cache_dir: str | Path, name: str | None = None) -> Any:
+    """``program`` rewritten as a :class:`stencils.program.StencilProgram` whose calls are the
+    groups of ``fuse``: a group of one keeps its call, a larger group becomes ONE call of its
+    :class:`FusedDefinition` (fields internal to the group are no longer program temporaries).
+    ``run`` of the result computes what ``program.run`` computes; ``()`` returns ``program``."""
+    if not fuse:
+        return program
+    from stencils.program import StencilProgram
+
+    target = program_target(name or program.name, program)
+    groups = groups_of(fuse, len(target.calls))
+    plan = []
+    internal_all: set[str] = set()
+    for group in groups:
+        used, internal = group_fields(target, group)
+        internal_all |= internal
+        plan.append((group, used, internal))
+    labels = ["+".join(target.calls[i].label for i in group) for group in groups]
+    out = StencilProgram(
+        f"{program.name}[fuse={'+'.join(map(str, fuse))}]",
+        inputs=program.inputs, outputs=program.outputs,
+        temporaries=[t for t in program.temporaries if t not in internal_all],
+    )  # fmt: skip
+    for (group, used, internal), label in zip(plan, labels):
+        members = [target.calls[i] for i in group]
+        if len(members) == 1:
+            c = members[0]
+            out.add(c.definition, label=c.label, externals=c.externals, **c.bindings, **c.scalars)
+            continue
+        fused = FusedDefinition(target.name, members, group_params(target, used, internal), Path(cache_dir))
+        out.add(
+            fused.definition, label=label, externals=fused.externals,
+            **{f: f for f in fused.params}, **fused.scalar_values,
+        )  # fmt: skip
+    return out
+
+
+def fusion_options(n_calls: int, schedules: Sequence[Schedule] = ()) -> list[tuple[int, ...]]:
+    """Fusions transfer tries on a program of ``n_calls`` calls: none, all calls in one stencil,
+    and the fusions of ``schedules`` (neighbour programs' bests) that split ``n_calls`` calls."""
+    out: list[tuple[int, ...]] = [()]
+    if n_calls > 1:
+        out.append((n_calls,))
+    for s in schedules:
+        if s.fuse and sum(s.fuse) == n_calls and s.fuse not in out:
+            out.append(s.fuse)
+    return out
+
+
 class ProgramRunner:
     """A program built with one schedule: ``ProgramRunner(target, schedule, cache_dir, compile)``
     builds each (fused) group with ``compile(definition, externals) -> (stencil, compiled)``;
@@ -382,16 +454,8 @@ class ProgramRunner:
         self.groups: list[tuple[Any, tuple[int, ...], dict[str, str], dict[str, Any]]] = []
         for gi, group in enumerate(groups):
             members = [calls[i] for i in group]
-            later = {f for c in calls[group[-1] + 1:] for f in c.reads | c.writes}
-            earlier_or_io = set(target.inputs) | set(target.outputs)
-            used = {f for c in members for f in set(c.bindings.values())}
-            written = {f for c in members for f in c.writes}
-            internal = {
-                f for f in written
-                if f not in later and f not in earlier_or_io
-                and not any(f in c.reads for c in calls[: group[0]])
-            }  # fmt: skip
-            exported = written - internal
+            used, internal = group_fields(target, group)
+            exported = {f for c in members for f in c.writes} - internal
             ext = (0, 0, 0, 0)
             for i in group:
                 if calls[i].writes & exported:
@@ -402,8 +466,7 @@ class ProgramRunner:
                 args = {p: f for p, f in call.bindings.items()}
                 scalars = dict(call.scalars)
             else:
-                params = sorted(used - internal, key=lambda f: target.program.fields.index(f))
-                fused = FusedDefinition(target.name, members, params, Path(cache_dir))
+                fused = FusedDefinition(target.name, members, group_params(target, used, internal), Path(cache_dir))
                 stencil, compiled = compile_fn(fused.definition, fused.externals)
                 args = {f: f for f in fused.params}
                 scalars = dict(fused.scalar_values)
@@ -420,27 +483,3 @@ class ProgramRunner:
                 origin=(h - ilo, h - jlo, 0), domain=(domain.nx + ilo + ihi, domain.ny + jlo + jhi, domain.nz),
                 validate_args=False,
             )  # fmt: skip
-
-
-def static_program_features(target: ProgramTarget) -> dict[str, float]:
-    """Sum of the calls' static features (maxima for extents and loop-order flags); the number
-    of fusable neighbours is the number of calls minus one."""
-    from mapping.tuning.features import static_features
-    from mapping.tuning.targets import TuningTarget
-
-    per_call = []
-    for c in target.calls:
-        t = TuningTarget(c.label, c.definition, target.halo, (), (), externals=c.externals)
-        per_call.append(static_features(t))
-    out: dict[str, float] = {}
-    for key in per_call[0]:
-        values = [f[key] for f in per_call]
-        maxed = key.startswith("extent") or key in ("parallel", "forward", "backward", "variable_k", "footprint_max")
-        out[key] = max(values) if maxed else float(sum(values))
-    out["n_inputs"] = float(len(target.inputs))
-    out["n_outputs"] = float(len(target.outputs))
-    out["parallel"] = float(all(f["parallel"] for f in per_call))
-    out["fusable_neighbours"] = float(len(target.calls) - 1)
-    fields = len(target.inputs) + len(target.outputs) or 1
-    out["intensity"] = out["flops"] / (8.0 * fields)
-    return out

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from mapping.tuning.errors import TuningError
@@ -23,6 +23,7 @@ SCHEDULE_BACKENDS: tuple[str, ...] = (
     "dace:cpu",
     "dace:cpu_KJI",
     "dace:cpu_kfirst",
+    "debug",  # GT4Py's Python-loop reference backend: no compilation; for tests, never in a space
 )
 DACE_BACKENDS = tuple(b for b in SCHEDULE_BACKENDS if b.startswith("dace"))
 COMPILED = tuple(b for b in SCHEDULE_BACKENDS if ":" in b)
@@ -92,10 +93,10 @@ class Schedule:
             )
         if self.wait_policy not in ("", "active", "passive"):
             raise TuningError(f"schedule wait_policy {self.wait_policy!r}: use active, passive or ''")
-        if self.backend == "numpy" and (
+        if self.backend in ("numpy", "debug") and (
             self.opt_flags or self.threads or self.proc_bind or self.wait_policy
         ):
-            raise TuningError("the numpy backend takes no compiler flags or OpenMP settings")
+            raise TuningError(f"the {self.backend} backend takes no compiler flags or OpenMP settings")
         if self.threads < 0:
             raise TuningError(f"schedule threads must be >= 0, got {self.threads}")
         if self.proc_bind not in ("", "close", "spread", "true", "false"):
@@ -210,6 +211,10 @@ class Schedule:
         if self.wait_policy:
             env["OMP_WAIT_POLICY"] = self.wait_policy
         return env
+
+    def with_fuse(self, fuse: tuple[int, ...] = ()) -> Schedule:
+        """The same schedule with another fusion of a program's calls (``()``: none)."""
+        return replace(self, fuse=tuple(fuse))
 
     def describe(self) -> str:
         parts = [self.backend]

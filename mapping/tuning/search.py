@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from mapping.tuning import counters
 from mapping.tuning.db import TuningDB
 from mapping.tuning.errors import TuningError
-from mapping.tuning.features import Embedding, dynamic_features, static_features
+from mapping.tuning.features import Embedding, dynamic_features, program_features, static_features
 from mapping.tuning.measure import TIMEOUT, Evaluation, Evaluator
-from mapping.tuning.programs import ProgramTarget, static_program_features
+from mapping.tuning.programs import ProgramCall, ProgramTarget
 from mapping.tuning.schedule import Schedule
 from mapping.tuning.targets import resolve
 
@@ -78,9 +78,8 @@ class Tuner:
                 "fix the stencil before tuning it"
             )
         if isinstance(self.target, ProgramTarget):
-            feats = static_program_features(self.target)
-        else:
-            feats = static_features(self.target)
+            return self._profile_program(stream_gbs, float(base.median_s))
+        feats = static_features(self.target)
         status = counters.probe()
         ipc = None
         if status.available:
@@ -91,6 +90,46 @@ class Tuner:
         emb = Embedding(self.stencil, feats, counters.status_dict(status))
         self.db.put_embedding(emb, self.domain, float(base.median_s), stream_gbs)
         return emb
+
+    def _profile_program(self, stream_gbs: float, baseline_s: float) -> Embedding:
+        """A program's embedding from its calls' (:func:`program_features`): each call's stencil
+        embedding is taken from the database, or profiled and stored first."""
+        assert isinstance(self.target, ProgramTarget)
+        parts: list[Embedding] = []
+        used: list[str] = []
+        for call in self.target.calls:
+            name, emb = self._call_embedding(call, stream_gbs)
+            parts.append(emb)
+            used.append(f"{call.label} = {name}")
+        feats = program_features([p.features for p in parts])
+        status = dict(parts[0].status)
+        status["program"] = "time-weighted mean of its calls' embeddings: " + ", ".join(used)
+        emb = Embedding(self.stencil, feats, status)
+        self.db.put_embedding(emb, self.domain, baseline_s, stream_gbs)
+        return emb
+
+    def _call_embedding(self, call: ProgramCall, stream_gbs: float) -> tuple[str, Embedding]:
+        """(tuning name, embedding) of one program call's stencil on this tuner's domain."""
+        from mapping.tuning.factory import stencil_names
+
+        names = stencil_names(call.definition, call.externals)
+        for name in names:
+            emb = self.db.embedding(name, self.domain)
+            if emb is not None:
+                return name, emb
+        for name in names:
+            try:
+                target = resolve(name)
+            except TuningError:
+                continue
+            if getattr(target, "definition", None) is call.definition:
+                tuner = Tuner(name, Evaluator(name, self.evaluator.config), self.db)
+                return name, tuner.profile(stream_gbs)
+        raise TuningError(
+            f"program {self.stencil!r}, call {call.label!r}: its stencil cannot be embedded on its "
+            f"own under any of the names {names}; tune stencils whose externals a name can carry "
+            "(see 'stratoflow tune list')"
+        )
 
     def embedding(self, stream_gbs: float) -> Embedding:
         return self.db.embedding(self.stencil, self.domain) or self.profile(stream_gbs)

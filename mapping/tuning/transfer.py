@@ -102,6 +102,20 @@ def consensus_candidates(
     return [schedules[k] for k in ranked[:n]]
 
 
+def with_fusions(cands: Sequence[Schedule], program_calls: int | None) -> list[Schedule]:
+    """``cands`` for a stencil (``program_calls`` None: fusion removed) or for a program of
+    ``program_calls`` calls (each with every fusion option), deduplicated in order."""
+    from mapping.tuning.programs import fusion_options
+
+    fusions = [()] if program_calls is None else fusion_options(program_calls, cands)
+    out: dict[str, Schedule] = {}
+    for s in cands:
+        for fuse in fusions:
+            t = s.with_fuse(fuse)
+            out.setdefault(t.key, t)
+    return list(out.values())
+
+
 #: How transfer picks the candidates from the neighbours' results.
 CANDIDATE_RULES = ("best", "consensus")
 
@@ -117,23 +131,30 @@ def transfer(
     space_size: int = 0,
     rule: str = "best",
     candidates: int | None = None,
+    program_calls: int | None = None,
 ) -> TransferResult:
     """Evaluate candidate schedules from ``query``'s k nearest neighbours; keep the fastest.
 
     ``rule="best"``: the best ``per_neighbour`` schedules of each neighbour;
     ``rule="consensus"``: the ``candidates`` (default k) best by :func:`consensus_candidates`.
+    Neighbours are stencils or programs with at least one valid schedule besides the baseline.
+    For a stencil the candidates lose any fusion (a program neighbour's); for a program of
+    ``program_calls`` calls each candidate is tried with every fusion of
+    :func:`mapping.tuning.programs.fusion_options` (none, all calls fused, and the fusions of
+    neighbour programs with as many calls).
     """
     if k < 1:
         raise TuningError(f"--k must be >= 1, got {k}")
     if rule not in CANDIDATE_RULES:
         raise TuningError(f"unknown candidate rule {rule!r}; use one of {CANDIDATE_RULES}")
     pool = list(pool) if pool is not None else db.embeddings(domain)
-    tuned = [e for e in pool if db.best(e.stencil, domain) is not None]
+    tuned = [e for e in pool if sum(ev.ok for ev in db.evaluations(e.stencil, domain).values()) >= 2]
     neighbours = nearest(query, tuned, k)
     if rule == "consensus":
         cands = consensus_candidates(db, neighbours, domain, candidates or k)
     else:
         cands = candidates_from(db, neighbours, domain, per_neighbour)
+    cands = with_fusions(cands, program_calls)
     log.info("%s: neighbours %s -> %d candidate schedules", query.stencil, neighbours, len(cands))
     result = TransferResult(query.stencil, neighbours, cands, space_size=space_size)
     result.evaluations = evaluate(cands) if cands else []

@@ -19,7 +19,6 @@ import statistics
 import sys
 import time
 import traceback
-import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -52,29 +51,11 @@ def compile_definition(
     definition: Callable[..., None], externals: Mapping[str, Any], schedule: Schedule, cache_dir: str
 ) -> tuple[Any, bool]:
     """(GT4Py stencil object of ``definition`` built as ``schedule`` says, whether it was compiled
-    rather than loaded from the cache)."""
-    from stencils.config import StencilConfig
+    rather than loaded from the cache): :func:`mapping.tuning.building.compile_definition`, whose
+    build name does not depend on the calling process."""
+    from mapping.tuning.building import compile_definition as compile_named
 
-    StencilConfig(backend=schedule.backend, cache_dir=Path(cache_dir)).apply()
-    from gt4py.cartesian import gtscript
-
-    from mapping.tuning.gt4py_hooks import install
-
-    install()
-    kwargs = dict(
-        backend=schedule.backend,
-        definition=definition,
-        externals=dict(externals),
-        **schedule.gt4py_options(),
-    )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            return gtscript.stencil(raise_if_not_cached=True, **kwargs), False
-        except ValueError as exc:
-            if "not up to date in the cache" not in str(exc):
-                raise
-            return gtscript.stencil(**kwargs), schedule.compiled
+    return compile_named(definition, externals, schedule, cache_dir)
 
 
 def build_or_load(target: TuningTarget, schedule: Schedule, cache_dir: str) -> tuple[Any, float, bool]:

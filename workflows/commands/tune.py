@@ -76,13 +76,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=cmd_search)
 
     p = tsub.add_parser(
-        "transfer", help="tune STENCIL from its k nearest tuned neighbours",
-        description="Embed STENCIL (static GTIR features + one numpy baseline run), find its k "
-        "nearest tuned stencils in the database, and validate + measure only their best schedules.",
+        "transfer", help="tune STENCIL or PROGRAM from its k nearest tuned neighbours",
+        description="Embed STENCIL (static GTIR features + one numpy baseline run) or PROGRAM "
+        "(the time-weighted mean of its calls' stencil embeddings, profiling calls not yet in "
+        "the database), find its k nearest tuned stencils/programs in the database, and "
+        "validate + measure only their best schedules; for a program each of them unfused, "
+        "with all calls fused, and with the fusions of neighbour programs of as many calls.",
     )
-    p.add_argument("stencil")
+    p.add_argument("stencil", metavar="STENCIL|PROGRAM",
+                   help="hdiff, module:function[x], biharmonic, smooth_advect, module:attribute")
     p.add_argument("--k", type=int, default=3, help="neighbours to transfer from (default 3)")
-    p.add_argument("--per-neighbour", type=int, default=1, help="best schedules taken per neighbour")
+    p.add_argument("--per-neighbour", type=int, default=1, help="best schedules taken per neighbour (--rule best)")
+    p.add_argument("--rule", choices=("best", "consensus"), default="best",
+                   help="candidates: each neighbour's best schedules (default), or the k schedules "
+                   "fastest over all neighbours together (what the benchmark uses)")
     p.add_argument("--space", choices=("compact", "full", "tiny"), default="compact",
                    help="space the candidates are counted against in the report")
     p.add_argument("--apply", action="store_true", help="apply the winning schedule")
@@ -96,11 +103,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=cmd_db)
 
     p = tsub.add_parser(
-        "apply", help="use a stencil's best (or a given) schedule whenever it is built",
+        "apply", help="use a stencil's or program's best (or a given) schedule whenever it is built",
         description="Record the schedule TunedStencilFactory (used by fv3core and workflows) "
-        "builds STENCIL with: its best measured schedule, or --schedule JSON.",
+        "builds STENCIL with: its best measured schedule, or --schedule JSON. For a PROGRAM "
+        "the schedule (fusion included) is used by TunedStencilFactory.tuned_program(program).",
     )
-    p.add_argument("stencil")
+    p.add_argument("stencil", metavar="STENCIL|PROGRAM")
     p.add_argument("--schedule", default=None, help="schedule JSON (or @file) instead of the best one")
     p.add_argument("--remove", action="store_true", help="stop using a tuned schedule for STENCIL")
     _common(p, measuring=False)
@@ -177,6 +185,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 def cmd_transfer(args: argparse.Namespace) -> int:
     from mapping.tuning.db import TuningDB
+    from mapping.tuning.programs import ProgramTarget
     from mapping.tuning.report import atomic_write, evaluations_table
     from mapping.tuning.schedule import Schedule
     from mapping.tuning.search import Tuner
@@ -185,19 +194,22 @@ def cmd_transfer(args: argparse.Namespace) -> int:
 
     db = TuningDB(args.db)
     tuner = Tuner(args.stencil, _evaluator(args, args.stencil), db)
-    query = tuner.embedding(_stream_gbs() if db.embedding(args.stencil, args.domain) is None else 0.0)
+    query = tuner.embedding(_stream_gbs() if db.embedding(tuner.stencil, args.domain) is None else 0.0)
+    calls = len(tuner.target.calls) if isinstance(tuner.target, ProgramTarget) else None
     result = transfer(
         query, db, args.domain, tuner.evaluate, k=args.k, per_neighbour=args.per_neighbour,
-        space_size=len(get_space(args.space)),
+        space_size=len(tuner.space(get_space(args.space))), rule=args.rule, program_calls=calls,
     )
-    default = db.evaluations(args.stencil, args.domain).get(Schedule("numpy").key)
+    default = db.evaluations(tuner.stencil, args.domain).get(Schedule("numpy").key)
+    what = f"the {args.space} space" + (f" x {len(tuner.space([Schedule()]))} fusions" if calls else "")
     lines = [
         f"# Transfer tuning: {args.stencil}",
         "",
         "- neighbours: " + ", ".join(f"{n} (distance {d:.2f})" for n, d in result.neighbours),
-        f"- candidates tried: {len(result.candidates)} of {result.space_size} schedules in the "
-        f"{args.space} space",
+        f"- candidates tried: {len(result.candidates)} of {result.space_size} schedules in {what}",
     ]
+    if calls:
+        lines.append(f"- embedding: {query.status.get('program', 'from its calls')}")
     best = result.best
     if best is not None:
         lines.append(f"- best: `{best.schedule.describe()}` {1e3 * best.median_s:.3f} ms")
@@ -209,7 +221,7 @@ def cmd_transfer(args: argparse.Namespace) -> int:
     sys.stdout.write(text)
     if best is not None and args.apply:
         speed = default.median_s / best.median_s if default and default.ok else None
-        db.apply(args.stencil, best.schedule, speed)
+        db.apply(tuner.stencil, best.schedule, speed)
         sys.stdout.write(f"applied: {best.schedule.to_json()}\n")
     return 0 if best is not None else 1
 
@@ -293,9 +305,13 @@ def cmd_apply(args: argparse.Namespace) -> int:
         schedule, speedup = best.schedule, best.speedup
     db.apply(args.stencil, schedule, speedup)
     env = " ".join(f"{k}={v}" for k, v in schedule.environment(0).items() if v != "0")
+    from mapping.tuning.programs import load_program
+
+    program = schedule.fuse or load_program(args.stencil) is not None
+    how = "TunedStencilFactory.tuned_program(program) runs it" if program else "TunedStencilFactory now builds it"
     sys.stdout.write(
         f"{args.stencil}: applied {schedule.describe()}"
         + (f" ({speedup:.2f}x numpy)" if speedup else "")
-        + f"\nTunedStencilFactory now builds it this way; run with: {env or '(no OpenMP settings)'}\n"
+        + f"\n{how} this way; run with: {env or '(no OpenMP settings)'}\n"
     )
     return 0
