@@ -432,7 +432,7 @@ class RankDynamics:
         n = spec.resolution
         self.nu = config.dddmp * 4.0 * np.pi * metric.radius**2 / (6 * n * n) / config.dt
         self.nu4 = dd.del4_coefficient(config.d4_bg, n, metric.radius, config.dt)
-        self.del4_weights = dd.corner_laplacian_weights(metric, g.dual_np, _vertices(spec))
+        self.del4_weights = dd.corner_laplacian_weights(metric, _vertices(spec))
 
         self._bind_calls()
 
@@ -494,9 +494,9 @@ class RankDynamics:
                                 phib=self.phib, div=self.div, **b["corners"])  # fmt: skip
         self._k_del4 = None
         if self._del4 is not None:
-            w_x, w_y = dd.storages(*self.del4_weights, self.factory_backend)
-            self._k_del4 = bs(self._del4, div=self.div, w_x=w_x, w_y=w_y, rarea_c=g.rarea_c,
-                              nu4=self.nu4, phib=self.phib, **b["corners"])  # fmt: skip
+            w = dd.storages(self.del4_weights, self.factory_backend)
+            self._k_del4 = bs(self._del4, div=self.div, **w, rarea_c=g.rarea_c, nu4=self.nu4,
+                              phib=self.phib, **b["corners"])  # fmt: skip
         self._k_dupdate = [
             bs(self._dupdate[X], wind=self.v, vort_flux=self.fxw, phib=self.phib, rlength=g.rdy,
                dt=dt, **b["vfaces"]),

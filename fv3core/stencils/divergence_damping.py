@@ -40,39 +40,83 @@ MAX_D4_BG = 0.16
 
 def corner_laplacian_damping(
     div: FloatField,
-    w_x: FloatFieldIJ,
-    w_y: FloatFieldIJ,
+    a_x: FloatFieldIJ,
+    b0_x: FloatFieldIJ,
+    b1_x: FloatFieldIJ,
+    a_y: FloatFieldIJ,
+    b0_y: FloatFieldIJ,
+    b1_y: FloatFieldIJ,
     rarea_c: FloatFieldIJ,
     nu4: float,
     phib: FloatField,
 ):
     """phib += nu4 * L(div): the flux-form Laplacian of the corner divergence over the dual
-    cell (``w_x`` on the edges toward +i, ``w_y`` toward +j; see the module docstring)."""
+    cell.  The gradient flux through the dual face crossing an edge is the along-edge
+    difference (weight ``a``) plus the non-orthogonal correction from the differences along
+    the crossing grid lines at the edge's two end corners (``b0``, ``b1``); ``_x`` edges run
+    toward +i (u-edges), ``_y`` edges toward +j (v-edges)."""
     with computation(PARALLEL), interval(...):
-        lap = rarea_c * (
-            (div[1, 0, 0] - div) * w_x
-            - (div - div[-1, 0, 0]) * w_x[-1, 0]
-            + (div[0, 1, 0] - div) * w_y
-            - (div - div[0, -1, 0]) * w_y[0, -1]
-        )
-        phib = phib + nu4 * lap
+        fx = (a_x * (div[1, 0, 0] - div) + b0_x * (div[0, 1, 0] - div[0, -1, 0])
+              + b1_x * (div[1, 1, 0] - div[1, -1, 0]))  # fmt: skip
+        fy = (a_y * (div[0, 1, 0] - div) + b0_y * (div[1, 0, 0] - div[-1, 0, 0])
+              + b1_y * (div[1, 1, 0] - div[-1, 1, 0]))  # fmt: skip
+        phib = phib + nu4 * rarea_c * (fx - fx[-1, 0, 0] + fy - fy[0, -1, 0])
+
+
+def _unit(a: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.nan_to_num(a / np.linalg.norm(a, axis=-1, keepdims=True))
+
+
+def _edge_weights(metric: MetricTerms, axis: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(a, b0, b1) of the edges along ``axis`` (0: u-edges (i, j) -> (i+1, j), 1: v-edges
+    (i, j) -> (i, j+1)), in the corner shape.  The dual face crossing the edge joins the two
+    cell centres beside it (length L, unit normal n along the edge's direction); with the
+    edge's unit tangent t, the crossing lines' mean direction s, n = alpha t + beta s in the
+    tangent plane, the flux L (alpha dD/dt + beta dD/ds) uses dD/dt = (D_1 - D_0) / |edge| and
+    dD/ds = mean over the two end corners of the centred difference along the crossing line."""
+    p, c = metric.xyz, metric.xyz_agrid
+    sw = (lambda a: a) if axis == 0 else (lambda a: np.swapaxes(a, 0, 1))
+    p, c = sw(p), sw(c)  # now the edge runs along the first index
+    ni, nj = p.shape[:2]
+    a, b0, b1 = (np.zeros((ni, nj)) for _ in range(3))
+    i, j = np.s_[: ni - 1], np.s_[1 : nj - 1]
+    p0, p1 = p[:-1, 1:-1], p[1:, 1:-1]
+    mid = _unit(p0 + p1)
+    t = _unit(p1 - p0)
+    cross0 = p[:-1, 2:] - p[:-1, :-2]  # the crossing line through each end corner
+    cross1 = p[1:, 2:] - p[1:, :-2]
+    s = _unit(_unit(cross0) + _unit(cross1))
+    g = c[:, 1:] - c[:, :-1]  # cell (k, j-1) -> (k, j): the dual face across edge (k, j)
+    n = _unit(np.cross(g, mid))
+    n = np.where(np.sum(n * t, -1, keepdims=True) < 0, -n, n)
+    length = np.arccos(np.clip(np.sum(c[:, :-1] * c[:, 1:], -1), -1.0, 1.0))
+    edge = np.arccos(np.clip(np.sum(p0 * p1, -1), -1.0, 1.0))
+    len0 = np.arccos(np.clip(np.sum(p[:-1, 2:] * p[:-1, :-2], -1), -1.0, 1.0))
+    len1 = np.arccos(np.clip(np.sum(p[1:, 2:] * p[1:, :-2], -1), -1.0, 1.0))
+    tt, ts, ss = np.ones(t.shape[:-1]), np.sum(t * s, -1), np.ones(t.shape[:-1])
+    nt, ns = np.sum(n * t, -1), np.sum(n * s, -1)
+    det = tt * ss - ts * ts
+    ok = (det > 0.05) & (edge > 0) & (len0 > 0) & (len1 > 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        alpha = np.where(ok, (nt * ss - ns * ts) / np.where(ok, det, 1.0), 0.0)
+        beta = np.where(ok, (ns * tt - nt * ts) / np.where(ok, det, 1.0), 0.0)
+        a[i, j] = np.where(ok, length * alpha / edge, 0.0)
+        b0[i, j] = np.where(ok, 0.5 * length * beta / len0, 0.0)
+        b1[i, j] = np.where(ok, 0.5 * length * beta / len1, 0.0)
+    return tuple(np.nan_to_num(sw(x)) for x in (a, b0, b1))  # type: ignore[return-value]
 
 
 def corner_laplacian_weights(
-    metric: MetricTerms, dual: dict[str, np.ndarray], vertices: list[tuple[int, int, int, int]]
-) -> tuple[np.ndarray, np.ndarray]:
-    """Edge weights (``w_x`` on u-edges (corners i -> i+1), ``w_y`` on v-edges (j -> j+1)) of
-    :func:`corner_laplacian_damping`, padded to the corner shape.  ``dual`` are the dual-face
-    coefficients of :func:`fv3core.dynamics.dual_face_coefficients` (dual-face length times
-    the cosine between the edge tangent and the dual-face normal); ``vertices`` the cube
-    vertices of this subdomain ((corner i, corner j, missing cell i, missing cell j))."""
-    shape = metric.xyz.shape[:2]
-    w_x, w_y = np.zeros(shape), np.zeros(shape)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        wx = np.where(metric.dx > 0, dual["du_y"] / metric.dx, 0.0)
-        wy = np.where(metric.dy > 0, dual["dv_x"] / metric.dy, 0.0)
-    w_x[: wx.shape[0], : wx.shape[1]] = np.nan_to_num(wx)
-    w_y[: wy.shape[0], : wy.shape[1]] = np.nan_to_num(wy)
+    metric: MetricTerms, vertices: list[tuple[int, int, int, int]]
+) -> dict[str, np.ndarray]:
+    """The edge weights ``a_x, b0_x, b1_x, a_y, b0_y, b1_y`` of
+    :func:`corner_laplacian_damping` (corner shape).  ``vertices``: the cube vertices of this
+    subdomain ((corner i, corner j, missing cell i, missing cell j)); there the third edge
+    keeps only its along-edge weight, on the x-side copy, and the y-side copy gets 0 (their
+    crossing lines would reach the missing corner beyond the vertex)."""
+    a_x, b0_x, b1_x = _edge_weights(metric, 0)
+    a_y, b0_y, b1_y = _edge_weights(metric, 1)
     xyz, c = metric.xyz, metric.xyz_agrid
     for ci, cj, bi, bj in vertices:
         west, south = ci == bi + 1, cj == bj + 1
@@ -81,22 +125,25 @@ def corner_laplacian_weights(
         q = (ci - 1, cj) if west else (ci + 1, cj)  # the point shared by the two halo tiles
         edge = np.arccos(np.clip(xyz[ci, cj] @ xyz[q], -1.0, 1.0))
         face = np.arccos(np.clip(c[b] @ c[cc], -1.0, 1.0))
-        w_x[(ci - 1, cj) if west else (ci, cj)] = face / edge
-        w_y[(ci, cj - 1) if south else (ci, cj)] = 0.0
-    return w_x, w_y
+        ex = (ci - 1, cj) if west else (ci, cj)
+        ey = (ci, cj - 1) if south else (ci, cj)
+        a_x[ex], b0_x[ex], b1_x[ex] = face / edge, 0.0, 0.0
+        a_y[ey], b0_y[ey], b1_y[ey] = 0.0, 0.0, 0.0
+    return {"a_x": a_x, "b0_x": b0_x, "b1_x": b1_x, "a_y": a_y, "b0_y": b0_y, "b1_y": b1_y}
 
 
-def corner_laplacian_numpy(
-    div: np.ndarray, w_x: np.ndarray, w_y: np.ndarray, rarea_c: np.ndarray
-) -> np.ndarray:
-    """NumPy reference of the corner Laplacian on the inner corners ``[1:-1, 1:-1]``."""
+def corner_laplacian_numpy(div: np.ndarray, w: dict[str, np.ndarray], rarea_c: np.ndarray) -> np.ndarray:
+    """NumPy reference of the corner Laplacian on the corners ``[2:-2, 2:-2]``."""
     d = div
-    return rarea_c[1:-1, 1:-1] * (
-        (d[2:, 1:-1] - d[1:-1, 1:-1]) * w_x[1:-1, 1:-1]
-        - (d[1:-1, 1:-1] - d[:-2, 1:-1]) * w_x[:-2, 1:-1]
-        + (d[1:-1, 2:] - d[1:-1, 1:-1]) * w_y[1:-1, 1:-1]
-        - (d[1:-1, 1:-1] - d[1:-1, :-2]) * w_y[1:-1, :-2]
-    )
+
+    def sh(a: np.ndarray, di: int, dj: int) -> np.ndarray:
+        return a[1 + di : a.shape[0] - 1 + di, 1 + dj : a.shape[1] - 1 + dj]
+
+    fx = (sh(w["a_x"], 0, 0) * (sh(d, 1, 0) - sh(d, 0, 0)) + sh(w["b0_x"], 0, 0) * (sh(d, 0, 1) - sh(d, 0, -1))
+          + sh(w["b1_x"], 0, 0) * (sh(d, 1, 1) - sh(d, 1, -1)))  # fmt: skip
+    fy = (sh(w["a_y"], 0, 0) * (sh(d, 0, 1) - sh(d, 0, 0)) + sh(w["b0_y"], 0, 0) * (sh(d, 1, 0) - sh(d, -1, 0))
+          + sh(w["b1_y"], 0, 0) * (sh(d, 1, 1) - sh(d, -1, 1)))  # fmt: skip
+    return rarea_c[2:-2, 2:-2] * (fx[1:-1, 1:-1] - fx[:-2, 1:-1] + fy[1:-1, 1:-1] - fy[1:-1, :-2])
 
 
 def del4_coefficient(d4_bg: float, resolution: int, radius: float, dt: float) -> float:
@@ -106,7 +153,7 @@ def del4_coefficient(d4_bg: float, resolution: int, radius: float, dt: float) ->
     return float((d4_bg * mean_area) ** 2 / dt)
 
 
-def storages(w_x: np.ndarray, w_y: np.ndarray, backend: str) -> tuple[Any, Any]:
+def storages(weights: dict[str, np.ndarray], backend: str) -> dict[str, Any]:
     from stencils.storage import from_numpy
 
-    return from_numpy(np.ascontiguousarray(w_x), backend), from_numpy(np.ascontiguousarray(w_y), backend)
+    return {k: from_numpy(np.ascontiguousarray(w), backend) for k, w in weights.items()}
