@@ -49,6 +49,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="dynamics: TC2 shallow-water step (default); transport: TC1 fvtp2d step")
     p.add_argument("--mpi-ranks", type=int, default=6, choices=[0, 6],
                    help="measure the halo-exchange share under mpiexec -n 6 (0 = skip)")
+    p.add_argument("--profile", action="store_true",
+                   help="also break each backend's step time down (cProfile, cumulative): "
+                   "stencil kernels, halo exchange, NumPy vertex fixes/corner copies, rest")
     p.add_argument("--markdown", type=Path, default=DOCS_BENCH / "fv3core.md",
                    help="Markdown table to write (default docs/benchmarks/fv3core.md)")
 
@@ -84,11 +87,13 @@ def _ranks(n: int, mpi: bool = False):
     return build_ranks(n, 1, mpi=mpi, radius=A_EARTH)
 
 
-def _model(backend: str, n: int, part_ranks=None, step: str = "dynamics"):
+def _model(backend: str, n: int, part_ranks=None, step: str = "dynamics", count: bool = False):
+    """The model of ``step`` on ``backend``; ``count``: its stencils count the bytes of the
+    fields they touch (a wrapper that disables the bound fast path -- never timed)."""
     from stencils.factory import StencilFactory
 
     part, ranks = part_ranks or _ranks(n)
-    factory = _CountingFactory(StencilFactory(backend))
+    factory = _CountingFactory(StencilFactory(backend)) if count else StencilFactory(backend)
     if step == "transport":
         from fv3core.advection import Advection, AdvectionConfig
         from fv3core.testcases.williamson import CosineBell, SolidBodyFlow
@@ -147,6 +152,47 @@ class _DynamicsStep:
                                for r in self.model.ranks])  # fmt: skip
 
 
+def _is_corner_copy(f: str, line: int, fn: str) -> bool:
+    from fv3core.stencils.transport import CornerCopy
+
+    code = CornerCopy.__call__.__code__
+    return f == code.co_filename and line == code.co_firstlineno
+
+
+#: profile categories: (name, predicate on (filename, line, function name)), first match wins
+_CATEGORIES = (
+    ("halo exchange", lambda f, line, fn: "mapping/cluster" in f),
+    ("NumPy vertex fixes + corner copies",
+     lambda f, line, fn: fn in ("_fix_vertex_faces", "_fix_vertices")
+     or _is_corner_copy(f, line, fn)),
+    ("stencil kernels (backend run)",
+     lambda f, line, fn: fn == "run" and ("/gt4py/" in f or "cache" in f)),
+)  # fmt: skip
+
+
+def profile_step(model: Any, repeats: int) -> dict[str, float]:
+    """Share of step time per category (cumulative time of the outermost matching calls)."""
+    import cProfile
+    import pstats
+
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(repeats):
+        model.step()
+    prof.disable()
+    stats = pstats.Stats(prof).stats  # (file, line, fn) -> (cc, nc, tt, ct, callers)
+    total = sum(tt for (_, _, tt, _, _) in stats.values())
+    shares: dict[str, float] = {}
+    for name, match in _CATEGORIES:
+        seconds = 0.0
+        for (f, line, fn), (_, _, _, ct, callers) in stats.items():
+            if match(f, line, fn) and not any(match(*caller) for caller in callers):
+                seconds += ct
+        shares[name] = seconds / total
+    shares["rest (Python driver, bound calls)"] = max(0.0, 1.0 - sum(shares.values()))
+    return shares
+
+
 def mpi_worker(backend: str, n: int, repeats: int, out: str, step: str = "dynamics") -> None:
     """Run under mpiexec -n 6: per-rank step time and halo-exchange time; rank 0 writes JSON."""
     import time
@@ -198,26 +244,31 @@ def run(args: argparse.Namespace) -> int:
     stream = stream_triad()
     results: dict[str, Any] = {}
     reference = None
+    counting, factory, _ = _model("numpy", n, step=args.step, count=True)
+    counting.step()
+    factory.counter[0] = 0
+    counting.step()
+    bytes_per_step = factory.counter[0]  # every field a stencil touches, once per call
+    del counting
     for backend in tqdm(backends, desc="fv3 bench", unit="backend", disable=None):
-        model, factory, ranks = _model(backend, n, step=args.step)
+        model, _, ranks = _model(backend, n, step=args.step)
         model.step()  # builds/loads everything; also the validation step
         h = model.state()
         if reference is None:
             reference = h
         elif not np.allclose(h, reference, rtol=1e-12, atol=1e-9):
             raise BenchmarkError(f"{backend} disagrees with numpy after one step")
-        factory.counter[0] = 0
         model.step()
-        bytes_per_step = factory.counter[0]
         t = time_call(model.step, repeats=args.repeats, warmup=1)
         t_halo = time_call(model.halo, repeats=args.repeats, warmup=1)
+        shares = profile_step(model, args.repeats) if args.profile else None
         cells = 6 * n * n
         gbs = bytes_per_step / t.median_s / 1e9
         results[backend] = {
             "step_ms": t.median_ms, "spread": t.spread, "cell_updates_per_s": cells / t.median_s,
             "bytes_per_step": bytes_per_step, "achieved_GBs": gbs,
             "fraction_of_stream": gbs / stream.triad_gbs,
-            "halo_share_in_process": t_halo.median_s / t.median_s,
+            "halo_share_in_process": t_halo.median_s / t.median_s, "profile": shares,
         }  # fmt: skip
     base = results["numpy"]["step_ms"]
     for r in results.values():
@@ -252,6 +303,17 @@ def run(args: argparse.Namespace) -> int:
              "GB/s", "of STREAM", "halo share (in-process)"], rows),  # fmt: skip
         "",
     ]
+    if args.profile:
+        cats = list(next(iter(results.values()))["profile"])
+        md += [
+            "Where a step's time goes (cProfile, cumulative, share of the profiled step; "
+            "profiling inflates the Python parts):",
+            "",
+            markdown_table(["backend", *cats],
+                           [[b, *(f"{100 * r['profile'][c]:.0f}%" for c in cats)]
+                            for b, r in results.items()]),  # fmt: skip
+            "",
+        ]
     if mpi:
         md += [
             f"Under `mpiexec -n 6` ({best}): step {1e3 * mpi['step_s']:.1f} ms, halo exchange "

@@ -77,8 +77,8 @@ def tc2_table(results: dict[str, dict]) -> str:
     """Markdown rows of the TC2 runs with l2 orders of h and wind between resolutions."""
     lines = [
         "| C | days | dt (s) | steps | h l1 | h l2 | h linf | h l2 order | wind l1 | wind l2 | "
-        "wind linf | wind l2 order | mass change | energy change | run (s) |",
-        "|" + "---|" * 15,
+        "wind linf | wind l2 order | mass change | energy change | run (s) | backend |",
+        "|" + "---|" * 16,
     ]
     rows = sorted((r["days"], r["resolution"], r) for r in results.values()
                   if r.get("case") == "tc2")  # fmt: skip
@@ -91,7 +91,7 @@ def tc2_table(results: dict[str, dict]) -> str:
             f"{r['l2']:.3e} | {r['linf']:.3e} | {_order(prev, n, r, 'l2')} | {r['wind_l1']:.3e} | "
             f"{r['wind_l2']:.3e} | {r['wind_linf']:.3e} | {_order(prev, n, r, 'wind_l2')} | "
             f"{r['mass_relative_change']:.1e} | {r['energy_relative_change']:.2e} | "
-            f"{r['seconds']:.0f} |"
+            f"{r['seconds']:.0f} | {r.get('backend', 'numpy')} |"
         )
         prev = (n, r)
     return "\n".join(lines)
@@ -101,8 +101,8 @@ def conservation_table(results: dict[str, dict]) -> str:
     """Markdown rows of the TC5/TC6 runs: conservation and range of h."""
     lines = [
         "| case | C | days | dt (s) | steps | mass change | total energy change | "
-        "potential enstrophy change | min h (m) | max h (m) | run (s) |",
-        "|" + "---|" * 11,
+        "potential enstrophy change | min h (m) | max h (m) | run (s) | backend |",
+        "|" + "---|" * 12,
     ]
     rows = sorted((r["case"], r["resolution"], r) for r in results.values()
                   if r.get("case") in ("tc5", "tc6"))  # fmt: skip
@@ -111,7 +111,7 @@ def conservation_table(results: dict[str, dict]) -> str:
             f"| {case.upper()} | {n} | {r['days']:g} | {r['dt']:.0f} | {r['steps']} | "
             f"{r['mass_relative_change']:.1e} | {r['energy_relative_change']:.3e} | "
             f"{r['enstrophy_relative_change']:.3e} | {r['h_min']:.1f} | {r['h_max']:.1f} | "
-            f"{r['seconds']:.0f} |"
+            f"{r['seconds']:.0f} | {r.get('backend', 'numpy')} |"
         )
     return "\n".join(lines)
 
@@ -133,7 +133,7 @@ def _run_shallow_water_cases(args: argparse.Namespace, results: dict[str, dict])
                 continue
             cfg = FV3Config(case=SW_CASES[case], resolution=n, days=days, hord=args.hord[0],
                             backend=args.backend, courant=args.courant)  # fmt: skip
-            res = run(cfg, progress=False)
+            res = run(cfg, progress=True)
             results[key] = {"case": case, "resolution": n, "days": days, "hord": args.hord[0],
                             "dt": res.dt, "steps": res.steps, "seconds": res.seconds,
                             "backend": args.backend, **res.diagnostics}  # fmt: skip
@@ -149,7 +149,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cases", nargs="+", default=["tc1"], choices=["tc1", *SW_CASES])
     p.add_argument("--days", type=float, default=5.0, help="TC2 length in days")
     p.add_argument("--courant", type=float, default=0.5)
-    p.add_argument("--backend", default="numpy")
+    p.add_argument("--backend", default="numpy",
+                   help="GT4Py backend of the runs, e.g. gt:cpu_ifirst (set OMP_NUM_THREADS=1)")
     p.add_argument("--json", type=Path, default=Path("runs/williamson.json"))
     p.add_argument("--markdown", type=Path, default=DOC)
     args = p.parse_args(argv)
