@@ -95,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
     from mapping.tuning.space import get_space
     from mapping.tuning.transfer import CANDIDATE_RULES, transfer
 
+    t_run = time.monotonic()
     if args.k < 1:
         raise BenchmarkError("--k must be >= 1")
     from mapping.tuning.targets import canonical
@@ -134,6 +135,7 @@ def run(args: argparse.Namespace) -> int:
         emb = db.embedding(name, domain)
         if emb is not None and keys <= set(evs):
             complete[name] = {"evs": evs, "emb": emb}
+    stale = _stale_builds(complete, cfg.cache_dir, args.finalists, keys)
     confirm_path = args.json.with_name(args.json.stem + ".confirm.json")
     confirmed_cache: dict[str, Any] = {}
     if confirm_path.exists() and not args.remeasure:
@@ -282,6 +284,7 @@ def run(args: argparse.Namespace) -> int:
         )
     payload = {
         "benchmark": NAME,
+        "wall_seconds": time.monotonic() - t_run,
         "machine": machine_info(),
         "load_average": os.getloadavg(),
         "load_average_start": load_start,
@@ -295,6 +298,7 @@ def run(args: argparse.Namespace) -> int:
         "confirm_rounds": args.confirm_rounds,
         "searched_this_run": searched,
         "missing": sorted(set(names) - set(complete)),
+        "stale_builds": stale,
         "exhaustive_progress": progress,
         "results": results,
         "summary": summary,
@@ -303,6 +307,33 @@ def run(args: argparse.Namespace) -> int:
     _write_markdown(args.markdown, payload)
     log.info("summary: %s", summary)
     return 0
+
+
+def _stale_builds(
+    complete: dict[str, dict[str, Any]], cache_dir: Path, finalists: int, keys: set[str]
+) -> dict[str, list[str]]:
+    """Per complete stencil, its search finalists whose builds no longer load from the cache:
+    the definition changed since its exhaustive search (re-measuring would compile it anew, and
+    the stored search timings are of the old code)."""
+    from mapping.tuning.building import is_cached
+    from mapping.tuning.targets import resolve
+
+    stale: dict[str, list[str]] = {}
+    for name, info in complete.items():
+        ok = sorted((e for k, e in info["evs"].items() if k in keys and e.ok), key=lambda e: e.median_s)
+        target = resolve(name)
+        missing = [
+            e.schedule.describe() for e in ok[:finalists]
+            if e.schedule.compiled and not is_cached(target.definition, target.externals, e.schedule, cache_dir)
+        ]  # fmt: skip
+        if missing:
+            log.warning(
+                "%s: builds of %s are not in %s: its definition changed since its exhaustive search; "
+                "re-measuring compiles them anew (rerun 'stratoflow tune search %s' on a fresh database "
+                "for results of the new code)", name, missing, cache_dir, name,
+            )  # fmt: skip
+            stale[name] = missing
+    return stale
 
 
 def _describe(d: dict[str, Any] | None) -> str:
@@ -343,6 +374,15 @@ def _write_markdown(path: Path, p: dict[str, Any]) -> None:
         + (f"Not yet complete (resume by rerunning): {', '.join(p['missing'])}." if p["missing"] else ""),
         "",
     ]
+    if p.get("stale_builds"):
+        text += [
+            "Definitions changed since their exhaustive search (finalist builds not in the cache, "
+            "compiled anew for the re-measurement): "
+            + ", ".join(f"{n} ({len(v)})" for n, v in p["stale_builds"].items()) + ".",
+            "",
+        ]
+    if p.get("wall_seconds") is not None:
+        text += [f"Wall time of this run: {p['wall_seconds'] / 60:.1f} min.", ""]
     other = "best" if p["rule"] != "best" else "consensus"
     if rows:
         text += [

@@ -35,6 +35,46 @@ def build_name(definition: Callable[..., None]) -> str:
     return f"{definition.__module__}.{definition.__name__}"
 
 
+def _gt4py_kwargs(
+    definition: Callable[..., None], externals: Mapping[str, Any], schedule: Schedule, cache_dir: str | Path
+) -> dict[str, Any]:
+    from stencils.config import StencilConfig
+
+    StencilConfig(backend=schedule.backend, cache_dir=Path(cache_dir)).apply()
+    from mapping.tuning.gt4py_hooks import install
+
+    install()
+    return dict(
+        backend=schedule.backend, definition=definition, externals=dict(externals), **schedule.gt4py_options()
+    )
+
+
+def _load_cached(kwargs: Mapping[str, Any]) -> Any | None:
+    """The stencil object from the cache under its name or a legacy one, or None."""
+    from gt4py.cartesian import gtscript
+
+    definition = kwargs["definition"]
+    legacy = [f"{module}.{definition.__name__}" for module in LEGACY_MODULES]
+    for name in [build_name(definition), *legacy]:
+        try:
+            return gtscript.stencil(raise_if_not_cached=True, name=name, **kwargs)
+        except ValueError as exc:
+            if "not up to date in the cache" not in str(exc):
+                raise
+    return None
+
+
+def is_cached(
+    definition: Callable[..., None], externals: Mapping[str, Any], schedule: Schedule, cache_dir: str | Path
+) -> bool:
+    """Whether ``schedule``'s build of ``definition`` loads from ``cache_dir`` without compiling
+    (False also when the definition changed since it was built)."""
+    kwargs = _gt4py_kwargs(definition, externals, schedule, cache_dir)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return _load_cached(kwargs) is not None
+
+
 def compile_definition(
     definition: Callable[..., None],
     externals: Mapping[str, Any],
@@ -44,30 +84,15 @@ def compile_definition(
 ) -> tuple[Any, bool]:
     """(GT4Py stencil object of ``definition`` built as ``schedule`` says, whether it was compiled
     rather than loaded from the cache in ``cache_dir``)."""
-    from stencils.config import StencilConfig
-
-    StencilConfig(backend=schedule.backend, cache_dir=Path(cache_dir)).apply()
     from gt4py.cartesian import gtscript
 
-    from mapping.tuning.gt4py_hooks import install
-
-    install()
-    kwargs = dict(
-        backend=schedule.backend,
-        definition=definition,
-        externals=dict(externals),
-        **schedule.gt4py_options(),
-    )
+    kwargs = _gt4py_kwargs(definition, externals, schedule, cache_dir)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if not rebuild:
-            legacy = [f"{module}.{definition.__name__}" for module in LEGACY_MODULES]
-            for name in [build_name(definition), *legacy]:
-                try:
-                    return gtscript.stencil(raise_if_not_cached=True, name=name, **kwargs), False
-                except ValueError as exc:
-                    if "not up to date in the cache" not in str(exc):
-                        raise
+            obj = _load_cached(kwargs)
+            if obj is not None:
+                return obj, False
         log.debug("compiling %s as %s", build_name(definition), schedule.describe())
         obj = gtscript.stencil(name=build_name(definition), rebuild=rebuild, **kwargs)
         return obj, schedule.compiled
