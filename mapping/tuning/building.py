@@ -7,7 +7,10 @@ that *calls* ``gtscript.stencil`` unless a ``name`` is given. Tuning workers run
 compiled once per caller. Every tuned build is therefore named after its *definition*,
 ``<definition module>.<function name>`` (as :class:`stencils.StencilFactory` names its builds),
 so searches, transfers, re-measurements, :class:`~mapping.tuning.factory.TunedStencilFactory`
-and tests share one cache entry per (definition, externals, schedule).
+and tests share one cache entry per (definition, externals, schedule). The stencil ID also
+hashes the compile arguments GT4Py read from ``GT4PY_EXTRA_COMPILE_ARGS`` at its import, which
+depended on whether gt4py or :mod:`stencils.config` was imported first: it is set to the
+environment's value before every build.
 
 Builds made before this naming (worker builds under ``__main__``, in-process ones under
 ``mapping.tuning.worker`` / ``mapping.tuning.factory``) are still found: a cache miss under the
@@ -17,6 +20,7 @@ definition's name looks for those legacy entries before compiling.
 from __future__ import annotations
 
 import logging
+import os
 import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -41,7 +45,14 @@ def _gt4py_kwargs(
     from stencils.config import StencilConfig
 
     StencilConfig(backend=schedule.backend, cache_dir=Path(cache_dir)).apply()
+    from gt4py.cartesian import config as gt_config
+
     from mapping.tuning.gt4py_hooks import install
+
+    # GT4Py reads GT4PY_EXTRA_COMPILE_ARGS into every stencil ID once, when it is imported: a
+    # process that imported gt4py before stencils.config added -std=c++20 (a test, fv3core)
+    # would give the same build another ID than a worker process does. Use the current value.
+    gt_config.GT4PY_EXTRA_COMPILE_ARGS = os.environ.get("GT4PY_EXTRA_COMPILE_ARGS", "")
 
     install()
     return dict(

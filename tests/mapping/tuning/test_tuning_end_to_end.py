@@ -101,15 +101,24 @@ def test_dace_build_with_sdfg_transformations_matches_reference() -> None:
     assert "schedule(dynamic" in code and "collapse(2)" in code
 
 
-def test_apply_makes_tuned_factory_use_the_schedule(tuned: tuple[TuningDB, Tuner]) -> None:
-    """The applied stencil builds on gt:cpu_ifirst, others on numpy; both match NumPy references."""
+def test_apply_makes_tuned_factory_use_the_schedule(
+    tuned: tuple[TuningDB, Tuner], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The applied stencil builds on gt:cpu_ifirst, others on numpy; both match NumPy references.
+    The tuned build is the one the search's worker compiled (a cache hit, even when gt4py was
+    imported before stencils.config set GT4PY_EXTRA_COMPILE_ARGS)."""
+    from gt4py.cartesian import config as gt_config
+
+    from mapping.tuning.building import is_cached
     from mapping.tuning.factory import TunedStencilFactory
     from stencils.config import StencilConfig
     from stencils.library import LIBRARY
 
     db, _ = tuned
+    monkeypatch.setattr(gt_config, "GT4PY_EXTRA_COMPILE_ARGS", "")  # as if gt4py was imported first
+    assert is_cached(LIBRARY["laplacian_2d"].definition, {}, Schedule("gt:cpu_ifirst", threads=1), _cache())
     db.apply("laplacian_2d", Schedule("gt:cpu_ifirst", threads=1), None)
-    factory = TunedStencilFactory(StencilConfig.from_env(backend="numpy"), db=db)
+    factory = TunedStencilFactory(StencilConfig.from_env(backend="numpy"), db=db, build_cache=_cache())
     for name, backend in (("laplacian_2d", "gt:cpu_ifirst"), ("jacobi_2d", "numpy")):
         lib = LIBRARY[name]
         stencil = factory(lib.definition)
