@@ -427,6 +427,7 @@ class RankDynamics:
             "ufaces": {"origin": (h, h, 0), "domain": (nx, ny + 1, nz)},
         }
         self._vertices = _vertices(spec)
+        self._vertex_geometry()
         # nu from the mean cell area of the sphere: the same on every rank (bitwise results
         # independent of the decomposition)
         n = spec.resolution
@@ -541,6 +542,37 @@ class RankDynamics:
         for call in self._k_dupdate:
             call()
 
+    def _vertex_geometry(self) -> None:
+        """Per cube vertex, the indices and geometry :meth:`_fix_vertex_faces` and
+        :meth:`_fix_vertices` need, computed once (the same values the step used to compute)."""
+        h = self.spec.n_halo
+        n_x, n_y = self.grid.normals_np
+        xyz, radius = self.rank.metric.xyz_agrid, self.rank.metric.radius
+        self._vertex_faces, self._vertex_duals = [], []
+        for ci, cj, bi, bj in self._vertices:
+            si = 1 if ci == h else -1  # west vertex: C is east of the block
+            sj = 1 if cj == h else -1  # south vertex: B is north of the block
+            b, c = (bi, bj + sj), (bi + si, bj)
+            fy = (bi, max(bj, bj + sj))  # y-face between the block and B
+            fx = (max(bi, bi + si), bj)  # x-face between the block and C
+            self._vertex_faces.append((b, c, fy, n_y[fy], (c, b) if sj > 0 else (b, c),
+                                       fx, n_x[fx], (b, c) if si > 0 else (c, b)))  # fmt: skip
+            a = (bi + si, bj + sj)
+            fy = (ci, cj) if si > 0 else (ci - 1, cj)
+            fx = (ci, cj) if sj > 0 else (ci, cj - 1)
+            mid = xyz[b] + xyz[c]
+            mid /= np.linalg.norm(mid)
+            normal = np.cross(xyz[b] - xyz[c], mid)
+            normal /= np.linalg.norm(normal)
+            if normal @ (xyz[a] - mid) > 0:
+                normal = -normal
+            length = radius * np.arccos(np.clip(xyz[b] @ xyz[c], -1.0, 1.0))
+            self._vertex_duals.append((ci, cj, si, sj, b, c, fy, fx, normal, length))
+
+    def _wind_at(self, cell: tuple[int, int]) -> np.ndarray:
+        """The 3-D A-grid wind of one cell (level 0)."""
+        return np.array([np.asarray(a)[cell[0], cell[1], 0] for a in self.w])
+
     def _fix_vertex_faces(self) -> None:
         """At a cube vertex the halo cells B (across the x-edge) and C (across the y-edge)
         share a face that appears twice in the local index space, each time next to the
@@ -548,29 +580,18 @@ class RankDynamics:
         from B or C for the same effect)."""
         if not self._vertices:
             return
-        w = np.stack([np.asarray(a)[..., 0] for a in self.w], -1)
         h = np.asarray(self.h)[..., 0]
-        n_x, n_y = self.grid.normals_np
         len_x, len_y = self.grid.lengths_np
         vn_x, vn_y = np.asarray(self.vn_x), np.asarray(self.vn_y)
         hfx, hfy = np.asarray(self.hfx), np.asarray(self.hfy)
-        for ci, cj, bi, bj in self._vertices:
-            si = 1 if ci == self.spec.n_halo else -1  # west vertex: C is east of the block
-            sj = 1 if cj == self.spec.n_halo else -1  # south vertex: B is north of the block
-            b, c = (bi, bj + sj), (bi + si, bj)
-            mean = 0.5 * (w[b] + w[c])
-            # y-face between the block and B; the cell below it is C (south) or B (north)
-            fy = (bi, max(bj, bj + sj))
-            vn = float(mean @ n_y[fy])
-            low, high = (c, b) if sj > 0 else (b, c)
+        for b, c, fy, ny, (low_y, high_y), fx, nx, (low_x, high_x) in self._vertex_faces:
+            mean = 0.5 * (self._wind_at(b) + self._wind_at(c))
+            vn = float(mean @ ny)
             vn_y[fy] = vn
-            hfy[fy] = vn * len_y[fy] * (h[low] if vn > 0 else h[high])
-            # x-face between the block and C; the cell left of it is B (west) or C (east)
-            fx = (max(bi, bi + si), bj)
-            vn = float(mean @ n_x[fx])
-            low, high = (b, c) if si > 0 else (c, b)
+            hfy[fy] = vn * len_y[fy] * (h[low_y] if vn > 0 else h[high_y])
+            vn = float(mean @ nx)
             vn_x[fx] = vn
-            hfx[fx] = vn * len_x[fx] * (h[low] if vn > 0 else h[high])
+            hfx[fx] = vn * len_x[fx] * (h[low_x] if vn > 0 else h[high_x])
 
     def _fix_vertices(self) -> None:
         """At a cube vertex three cells A (interior), B and C (halo) meet: the dual cell is a
@@ -580,29 +601,15 @@ class RankDynamics:
         corner weights already leave out the missing cell."""
         if not self._vertices:
             return
-        g, h = self.grid, self.spec.n_halo
+        g = self.grid
         phib, div = np.asarray(self.phib), np.asarray(self.div)
         u, v = np.asarray(self.u)[..., 0], np.asarray(self.v)[..., 0]
         vn_x, vn_y = np.asarray(self.vn_x)[..., 0], np.asarray(self.vn_y)[..., 0]
         d = g.dual_np
-        w = np.stack([np.asarray(a)[..., 0] for a in self.w], -1)
-        xyz, radius = self.rank.metric.xyz_agrid, self.rank.metric.radius
-        for ci, cj, bi, bj in self._vertices:
-            west, south = ci == h, cj == h
-            si, sj = (1 if west else -1), (1 if south else -1)
-            a, b, c = (bi + si, bj + sj), (bi, bj + sj), (bi + si, bj)
-            fy = (ci, cj) if west else (ci - 1, cj)
-            fx = (ci, cj) if south else (ci, cj - 1)
+        for ci, cj, si, sj, b, c, fy, fx, normal, length in self._vertex_duals:
             flux = (si * (d["du_y"][fy] * u[fy] + d["dn_y"][fy] * vn_y[fy])
                     + sj * (d["dv_x"][fx] * v[fx] + d["dn_x"][fx] * vn_x[fx]))  # fmt: skip
-            mid = xyz[b] + xyz[c]
-            mid /= np.linalg.norm(mid)
-            normal = np.cross(xyz[b] - xyz[c], mid)
-            normal /= np.linalg.norm(normal)
-            if normal @ (xyz[a] - mid) > 0:
-                normal = -normal
-            length = radius * np.arccos(np.clip(xyz[b] @ xyz[c], -1.0, 1.0))
-            flux += 0.5 * (w[b] + w[c]) @ normal * length
+            flux += 0.5 * (self._wind_at(b) + self._wind_at(c)) @ normal * length
             new_div = flux / g.area_c[ci, cj]
             phib[ci, cj] += self.nu * (div[ci, cj] - new_div)
             div[ci, cj] = new_div
