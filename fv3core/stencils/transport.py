@@ -97,10 +97,30 @@ class CornerCopy:
             if on
         ]
 
-    def __call__(self, q: Any) -> None:
+        self._index: dict[tuple[int, ...], tuple[np.ndarray, ...]] = {}
+
+    def _indices(self, shape: tuple[int, ...]) -> tuple[np.ndarray, ...]:
+        """(dst i, dst j, src i, src j) of all vertices at once, in q's own index space (the
+        vertex regions never overlap each other's sources, so one gather/scatter does it)."""
+        ni, nj = shape[0], shape[1]
+        di, dj, si, sj = [], [], [], []
         for flip_i, flip_j in self._views:
-            view = q[:: -1 if flip_i else 1, :: -1 if flip_j else 1]
-            view[self._dst] = view[self._src]
+            fi = (lambda i: ni - 1 - i) if flip_i else (lambda i: i)
+            fj = (lambda j: nj - 1 - j) if flip_j else (lambda j: j)
+            di.append(fi(self._dst[0]).ravel())
+            dj.append(fj(self._dst[1]).ravel())
+            si.append(fi(self._src[0]).ravel())
+            sj.append(fj(self._src[1]).ravel())
+        return tuple(np.concatenate(x) if x else np.zeros(0, int) for x in (di, dj, si, sj))
+
+    def __call__(self, q: Any) -> None:
+        if not self._views:
+            return
+        index = self._index.get(q.shape)
+        if index is None:
+            index = self._index[q.shape] = self._indices(q.shape)
+        di, dj, si, sj = index
+        q[di, dj] = q[si, sj]
 
 
 @dataclass(frozen=True)
