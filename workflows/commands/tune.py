@@ -261,7 +261,8 @@ def cmd_db(args: argparse.Namespace) -> int:
         emb = db.embedding(args.arg, args.domain)
         if emb is not None and emb.status:
             for feature, how in sorted(emb.status.items()):
-                sys.stdout.write(f"- dynamic feature `{feature}`: {how}\n")
+                what = "embedding" if feature == "program" else f"dynamic feature `{feature}`"
+                sys.stdout.write(f"- {what}: {how}\n")
             sys.stdout.write("\n")
         sys.stdout.write(evaluations_table(list(evs.values()), default_s))
         return 0
