@@ -55,7 +55,7 @@ class DynamicsConfig:
     dddmp: float = 0.02
     nz: int = 1
     #: 0: del2 divergence damping only; 1: plus FV3's del4 damping of the divergence
-    #: (nu4 = (d4_bg * mean cell area)^2 / dt, see fv3core.stencils.divergence_damping)
+    #: (nu4 = (d4_bg * smallest cell area)^2 / dt, see fv3core.stencils.divergence_damping)
     nord: int = 0
     d4_bg: float = 0.12
 

@@ -63,7 +63,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     run.add_argument(
         "--d4-bg", dest="d4_bg", type=float,
         help="del4 divergence damping coefficient with --nord 1, dimensionless, 0..0.16 "
-        "(default 0.12; nu4 = (d4_bg * mean cell area)^2 / dt)",
+        "(default 0.12; nu4 = (d4_bg * smallest cell area)^2 / dt)",
     )
     run.add_argument("--hord", type=int, help="PPM scheme: 5 (unlimited) or 8 (monotone)")
     run.add_argument(
