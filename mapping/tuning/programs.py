@@ -400,7 +400,8 @@ def fused_program(program: Any, fuse: Sequence[int], cache_dir: str | Path, name
     internal_all: set[str] = set()
     for group in groups:
         used, internal = group_fields(target, group)
-        internal_all |= internal
+        if len(group) > 1:  # a call left alone keeps every field it is bound to
+            internal_all |= internal
         plan.append((group, used, internal))
     labels = ["+".join(target.calls[i].label for i in group) for group in groups]
     out = StencilProgram(
