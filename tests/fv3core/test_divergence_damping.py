@@ -150,6 +150,15 @@ def test_tc2_with_del4_damping_keeps_the_error_level() -> None:
     assert abs(d4["mass_relative_change"]) < 1e-14
 
 
+def test_tc2_c48_one_day_with_del4_is_stable() -> None:
+    """TC2 at C48 for 1 day with nord = 1 (d4_bg 0.12): finite and at the nord = 0 error level
+    (h l2 < 2e-4, wind l2 < 2e-3; measured 1.40e-4 / 1.32e-3, nord 0: 1.37e-4 / 1.33e-3).
+    Regression test: with nu4 from the sphere's mean cell area instead of the smallest (cube
+    vertex) cell area, this run ended in NaN."""
+    d = run(FV3Config(case="williamson2", resolution=48, days=1, nord=1), progress=False).diagnostics
+    assert np.isfinite(d["l2"]) and d["l2"] < 2e-4 and d["wind_l2"] < 2e-3, d
+
+
 def test_config_rejects_bad_nord_and_d4_bg() -> None:
     """nord outside {0, 1} and d4_bg outside [0, 0.16] raise FV3ConfigError naming the key."""
     with pytest.raises(FV3ConfigError, match="nord=2"):
