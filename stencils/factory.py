@@ -26,13 +26,16 @@ class Stencil:
 
     Calls take the same keyword arguments as the GT4Py stencil object plus ``origin`` and
     ``domain``; a field whose halo is too small for the stencil's read extent, or a wrong
-    dtype, raises a :class:`StencilError` naming the field before GT4Py sees it.
+    dtype, raises a :class:`StencilError` naming the field before GT4Py sees it.  With
+    ``validate=False`` (``STRATOFLOW_VALIDATE=0``) both these checks and GT4Py's own argument
+    validation are skipped: faster calls, for production runs of code whose calls were tested.
     """
 
-    def __init__(self, stencil_object: Any, name: str, build_seconds: float) -> None:
+    def __init__(self, stencil_object: Any, name: str, build_seconds: float, validate: bool = True) -> None:
         self.stencil_object = stencil_object
         self.name = name
         self.build_seconds = build_seconds
+        self.validate = validate
 
     @property
     def backend(self) -> str:
@@ -83,6 +86,9 @@ class Stencil:
                     )
 
     def __call__(self, *, origin: tuple[int, ...], domain: tuple[int, ...], **kwargs: Any) -> None:
+        if not self.validate:
+            self.stencil_object(origin=tuple(origin), domain=tuple(domain), validate_args=False, **kwargs)
+            return
         fields = {k: v for k, v in kwargs.items() if hasattr(v, "shape")}
         self.check(tuple(origin), tuple(domain), fields)
         self.stencil_object(origin=tuple(origin), domain=tuple(domain), **kwargs)
@@ -143,7 +149,7 @@ class StencilFactory:
             ) from exc
         seconds = time.perf_counter() - t0
         log.debug("built %s on %s in %.2f s", name, self.config.backend, seconds)
-        return Stencil(obj, name, seconds)
+        return Stencil(obj, name, seconds, validate=self.config.validate_args)
 
     def warm(self, definitions: list[Callable[..., None]]) -> None:
         """Build ``definitions`` now (serially) so that later parallel runs only load them."""
