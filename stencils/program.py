@@ -218,6 +218,13 @@ class StencilProgram:
         All fields share the inputs' shape; ``halo`` defaults to what :meth:`required_halo` needs.
         """
         factory = backend if isinstance(backend, StencilFactory) else StencilFactory(backend)
+        # a factory that knows applied program schedules (mapping.tuning's TunedStencilFactory)
+        # runs the program as tuned: fused as the schedule says, built with its backend
+        tuned_program = getattr(factory, "tuned_program", None)
+        if tuned_program is not None:
+            tuned = tuned_program(self)
+            if tuned.schedule is not None:
+                return tuned.run(inputs, halo=halo)
         names = self.field_inputs
         missing = [f for f in names if f not in inputs]
         if missing:

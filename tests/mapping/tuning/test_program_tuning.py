@@ -108,7 +108,8 @@ def test_applied_program_schedule_is_used(
     transferred: tuple[TuningDB, Tuner, TransferResult], key: str
 ) -> None:
     """An applied fused numpy schedule builds ONE numpy stencil (the factory's default is debug)
-    and gives the unfused numpy program's result (max abs error <= 1e-12; both vs lap(lap(a)))."""
+    and gives the unfused numpy program's result (max abs error <= 1e-12; both vs lap(lap(a)));
+    ``program.run(inputs, backend=TunedStencilFactory(...))`` uses it too (bitwise the same)."""
     from mapping.tuning.factory import TunedStencilFactory
     from mapping.tuning.programs import biharmonic
     from stencils.config import StencilConfig
@@ -127,6 +128,12 @@ def test_applied_program_schedule_is_used(
         inner = (slice(2, -2), slice(2, -2))
         np.testing.assert_allclose(got[inner], want[inner], rtol=0, atol=1e-12)
         np.testing.assert_allclose(got[inner], _lap(_lap(a))[inner], rtol=0, atol=1e-12)
+        # the plain program.run with the tuned factory takes the same path: the applied
+        # schedule's fused numpy stencil, nothing built by the factory's own (debug) backend
+        if key == "biharmonic":
+            via_run = biharmonic().run({"a": a}, backend=factory)["b"]
+            np.testing.assert_array_equal(via_run, got)
+            assert not factory._built, "program.run built the calls unfused with the factory"
     finally:
         db.unapply(key)
 
