@@ -107,7 +107,7 @@ def _run_advection(config: FV3Config, mpi: bool, progress: bool) -> RunResult:
     """Williamson TC1: fvtp2d with prescribed winds."""
     from tqdm import tqdm
 
-    from stencils.factory import StencilFactory
+    from fv3core.stencil_factory import stencil_factory
 
     n = config.resolution
     flow = SolidBodyFlow(alpha=config.alpha, radius=A_EARTH)
@@ -117,7 +117,7 @@ def _run_advection(config: FV3Config, mpi: bool, progress: bool) -> RunResult:
     is_root = ranks[0].rank == 0
     steps, dt = config.steps_for(_max_speed_over_dx(ranks, flow, comm))
     log.info("%s C%d on %d ranks: %d steps of %.1f s", config.case, n, part.total_ranks, steps, dt)
-    factory = StencilFactory(config.backend)
+    factory = stencil_factory(config.backend)
     adv_cfg = AdvectionConfig(hord=config.hord, dt=dt, nz=config.nz)
     args = (flow.stream_function, lambda lon, lat: bell.height(lon, lat))
     if mpi and comm.size > 1:

@@ -86,7 +86,7 @@ def run_shallow_water(config: FV3Config, mpi: bool = False, progress: bool = Tru
     """Run the shallow-water case of ``config`` (all ranks in-process, or this MPI rank)."""
     from tqdm import tqdm
 
-    from stencils.factory import StencilFactory
+    from fv3core.stencil_factory import stencil_factory
 
     n = config.resolution
     case = shallow_water_case(config.case, alpha=config.alpha)
@@ -98,7 +98,7 @@ def run_shallow_water(config: FV3Config, mpi: bool = False, progress: bool = Tru
     dt_acoustic = dt / config.n_split
     log.info("%s C%d on %d ranks: %d steps of %.1f s (n_split %d)", config.case, n,
              part.total_ranks, steps, dt, config.n_split)  # fmt: skip
-    factory = StencilFactory(config.backend)
+    factory = stencil_factory(config.backend)
     dyn_cfg = DynamicsConfig(dt=dt_acoustic, hord=config.hord, dddmp=config.dddmp, nz=config.nz,
                              nord=config.nord, d4_bg=config.d4_bg)
     if mpi and comm.size > 1:

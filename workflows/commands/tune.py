@@ -104,7 +104,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = tsub.add_parser(
         "apply", help="use a stencil's or program's best (or a given) schedule whenever it is built",
-        description="Record the schedule TunedStencilFactory (used by fv3core and workflows) "
+        description="Record the schedule TunedStencilFactory (used automatically by fv3core runs) "
         "builds STENCIL with: its best measured schedule, or --schedule JSON. For a PROGRAM "
         "the schedule (fusion included) is used by TunedStencilFactory.tuned_program(program).",
     )

@@ -1,0 +1,37 @@
+"""The stencil factory fv3core builds with: applied tuned schedules are used automatically.
+
+``stratoflow tune apply STENCIL`` records a schedule in the tuning database
+(``$STRATOFLOW_TUNING_DB`` or ``~/.cache/stratoflow/tuning.sqlite``). When that database exists
+and holds applied schedules, fv3core's runs build through
+:class:`mapping.tuning.TunedStencilFactory`, so each applied stencil gets its tuned backend and
+flags and every other stencil the run's backend. ``STRATOFLOW_TUNED=0`` turns this off. No
+database file is created by a run.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+from stencils.factory import StencilFactory
+
+log = logging.getLogger(__name__)
+
+
+def stencil_factory(backend: str) -> StencilFactory:
+    """A :class:`TunedStencilFactory` for ``backend`` when applied schedules exist, else a
+    plain :class:`StencilFactory`."""
+    if os.environ.get("STRATOFLOW_TUNED", "1").strip().lower() in ("0", "false", "no", "off"):
+        return StencilFactory(backend)
+    from mapping.tuning.db import default_db_path
+
+    path = default_db_path()
+    if not path.is_file():
+        return StencilFactory(backend)
+    from mapping.tuning.factory import TunedStencilFactory
+
+    factory = TunedStencilFactory(backend, db=path)
+    if not factory.applied:
+        return StencilFactory(backend)
+    log.info("tuned schedules applied from %s: %s", path, ", ".join(sorted(factory.applied)))
+    return factory
