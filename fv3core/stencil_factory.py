@@ -11,8 +11,8 @@ database file is created by a run.
 from __future__ import annotations
 
 import logging
-import os
 
+from stencils.config import env_flag
 from stencils.factory import StencilFactory
 
 log = logging.getLogger(__name__)
@@ -21,7 +21,7 @@ log = logging.getLogger(__name__)
 def stencil_factory(backend: str) -> StencilFactory:
     """A :class:`TunedStencilFactory` for ``backend`` when applied schedules exist, else a
     plain :class:`StencilFactory`."""
-    if os.environ.get("STRATOFLOW_TUNED", "1").strip().lower() in ("0", "false", "no", "off"):
+    if not env_flag("STRATOFLOW_TUNED", True):
         return StencilFactory(backend)
     from mapping.tuning.db import default_db_path
 

@@ -51,7 +51,8 @@ ALL_BACKENDS: tuple[str, ...] = CPU_BACKENDS + GPU_BACKENDS
 DEFAULT_BACKEND = "numpy"
 
 
-def _env_flag(name: str, default: bool) -> bool:
+def env_flag(name: str, default: bool) -> bool:
+    """A boolean environment switch: unset or empty gives ``default``; 0/false/no/off are false."""
     value = os.environ.get(name)
     if value is None or value == "":
         return default
@@ -110,8 +111,8 @@ class StencilConfig:
         cfg = cls(
             backend=default_backend(),
             cache_dir=default_cache_dir(),
-            rebuild=_env_flag("STRATOFLOW_REBUILD", False),
-            validate_args=_env_flag("STRATOFLOW_VALIDATE", True),
+            rebuild=env_flag("STRATOFLOW_REBUILD", False),
+            validate_args=env_flag("STRATOFLOW_VALIDATE", True),
         )
         return replace(cfg, **overrides) if overrides else cfg
 
