@@ -11,6 +11,7 @@ from mapping.cluster.comm import Comm, LocalComm, Request
 from mapping.cluster.errors import HaloError, PartitionError
 from mapping.cluster.exchange import HaloExchange
 from mapping.cluster.geometry import CORNER_DIRECTIONS, DIRECTIONS, EDGE_DIRECTIONS, LOCATIONS
+from mapping.cluster.in_process import ExchangeGroup, InProcessExchange, runs_in_process
 from mapping.cluster.partitioner import Boundary, CubedSpherePartitioner, TilePartitioner
 from mapping.cluster.specs import ScalarHalo, VectorHalo
 
@@ -24,8 +25,10 @@ __all__ = [
     "CubedSpherePartitioner",
     "DIRECTIONS",
     "EDGE_DIRECTIONS",
+    "ExchangeGroup",
     "HaloError",
     "HaloExchange",
+    "InProcessExchange",
     "LOCATIONS",
     "LocalComm",
     "MPIComm",
@@ -34,6 +37,7 @@ __all__ = [
     "ScalarHalo",
     "TilePartitioner",
     "VectorHalo",
+    "runs_in_process",
 ]
 
 
