@@ -137,7 +137,8 @@ class _DynamicsStep:
 
     def __init__(self, model: Any) -> None:
         self.model = model
-        self.exchanges = model.ex_wind + model.ex_cwind + model.ex_flux + model.ex_depth
+        self.exchanges = [ex for group in (model.ex_wind, model.ex_cwind, model.ex_flux,
+                                           model.ex_depth) for ex in group.exchanges]
 
     def step(self) -> None:
         self.model.step()
@@ -163,7 +164,7 @@ def _is_corner_copy(f: str, line: int, fn: str) -> bool:
 _CATEGORIES = (
     ("halo exchange", lambda f, line, fn: "mapping/cluster" in f),
     ("NumPy vertex fixes + corner copies",
-     lambda f, line, fn: fn in ("_fix_vertex_faces", "_fix_vertices")
+     lambda f, line, fn: f.endswith("vertex_fixes.py") and fn in ("faces", "vertices")
      or _is_corner_copy(f, line, fn)),
     ("stencil kernels (backend run)",
      lambda f, line, fn: fn == "run" and ("/gt4py/" in f or "cache" in f)),

@@ -35,7 +35,8 @@ from fv3core.stencils.transport import (
     apply_flux_divergence,
 )
 from fv3core.testcases.williamson import ShallowWaterCase
-from mapping.cluster import HaloExchange, ScalarHalo, VectorHalo
+from fv3core.vertex_fixes import CubeVertexFixes
+from mapping.cluster import ExchangeGroup, HaloExchange, ScalarHalo, VectorHalo
 
 log = logging.getLogger(__name__)
 
@@ -342,8 +343,12 @@ class RankDynamics:
     """One rank's shallow-water state and routines (``d2a2c``, ``c_sw``, ``d_sw`` pieces)."""
 
     def __init__(
-        self, factory: Any, rank: Rank, config: DynamicsConfig, case: ShallowWaterCase
-    ) -> None:
+        self, factory: Any, rank: Rank, config: DynamicsConfig, case: ShallowWaterCase,
+        allocate: Any = None,
+    ) -> None:  # fmt: skip
+        """``allocate(name, domain)`` makes the state and work fields (default: one storage
+        each; :class:`ShallowWaterDynamics` passes slices of one allocation per field for
+        all its ranks, see :class:`stencils.storage.StackedStorages`)."""
         from stencils.storage import Domain, from_numpy, zeros
 
         self.rank, self.config, self.case = rank, config, case
@@ -355,22 +360,26 @@ class RankDynamics:
         self.grid = g = DynamicsGrid(metric, surface, backend)
         self.transport = FiniteVolumeTransport(factory, g.transport, spec, nz, config.hord)
 
-        def field(sx: int, sy: int) -> Any:
-            return zeros(Domain(nx + sx, ny + sy, nz, h), backend)
+        def field(name: str, sx: int, sy: int) -> Any:
+            domain = Domain(nx + sx, ny + sy, nz, h)
+            return allocate(name, domain) if allocate is not None else zeros(domain, backend)
+
+        def pair(name: str, sx: int, sy: int) -> tuple[Any, Any]:
+            return field(name + "_x", *sx), field(name + "_y", *sy)
 
         # prognostic state
-        self.h = field(0, 0)
-        self.u, self.v = field(0, 1), field(1, 0)
+        self.h = field("h", 0, 0)
+        self.u, self.v = field("u", 0, 1), field("v", 1, 0)
         # temporaries
-        self.w = [field(0, 0) for _ in range(3)]
-        self.vort, self.phi = field(0, 0), field(0, 0)
-        self.vn_x, self.vn_y = field(1, 0), field(0, 1)
-        self.hfx, self.hfy = field(1, 0), field(0, 1)
-        self.fx, self.fy = field(1, 0), field(0, 1)
-        self.fxw, self.fyw = field(1, 0), field(0, 1)
-        self.crx, self.cry = field(1, 1), field(1, 1)
-        self.xfx, self.yfx = field(1, 1), field(1, 1)
-        self.phib, self.div = field(1, 1), field(1, 1)
+        self.w = [field(f"w{k}", 0, 0) for k in range(3)]
+        self.vort, self.phi = field("vort", 0, 0), field("phi", 0, 0)
+        self.vn_x, self.vn_y = pair("vn", (1, 0), (0, 1))
+        self.hfx, self.hfy = pair("hf", (1, 0), (0, 1))
+        self.fx, self.fy = pair("f", (1, 0), (0, 1))
+        self.fxw, self.fyw = pair("fw", (1, 0), (0, 1))
+        self.crx, self.cry = pair("cr", (1, 1), (1, 1))
+        self.xfx, self.yfx = pair("af", (1, 1), (1, 1))
+        self.phib, self.div = field("phib", 1, 1), field("div", 1, 1)
 
         # initial state: depth at cell centres, D-grid winds as edge means
         depth = case.height(lon, lat) - surface
@@ -427,7 +436,6 @@ class RankDynamics:
             "ufaces": {"origin": (h, h, 0), "domain": (nx, ny + 1, nz)},
         }
         self._vertices = _vertices(spec)
-        self._vertex_geometry()
         # nu from the mean cell area of the sphere: the same on every rank (bitwise results
         # independent of the decomposition)
         n = spec.resolution
@@ -506,12 +514,16 @@ class RankDynamics:
         ]  # fmt: skip
 
     # ---- the pieces of one acoustic step (called in order by ShallowWaterDynamics) -----------
-    def c_sw(self) -> None:
-        """d2a2c + C-grid half step; needs filled halos of h, u, v."""
+    def c_grid_normal_winds(self) -> None:
+        """d2a2c: A-grid winds, absolute vorticity, C-grid normal winds and depth fluxes; needs
+        filled halos of h, u, v.  (The cube-vertex faces are fixed next, for all ranks:
+        :meth:`CubeVertexFixes.faces`.)"""
         self._k_d2a()
         for call in self._k_cnormal:
             call()
-        self._fix_vertex_faces()
+
+    def c_grid_update(self) -> None:
+        """The rest of ``c_sw``: half-step depth and potential, C-grid wind update."""
         self._k_half()
         for call in self._k_cupdate:
             call()
@@ -529,10 +541,10 @@ class RankDynamics:
 
     def corner_potential(self) -> None:
         """Corner potential K + g h - nu div and the corner divergence; needs the new h's
-        halo."""
+        halo.  (The cube-vertex dual cells are fixed next, for all ranks:
+        :meth:`CubeVertexFixes.vertices`.)"""
         self._k_cell_phi()
         self._k_corner_phi()
-        self._fix_vertices()
 
     def wind_update(self) -> None:
         """del4 divergence damping (nord = 1; needs the corner divergence's halo ring) and
@@ -541,78 +553,6 @@ class RankDynamics:
             self._k_del4()
         for call in self._k_dupdate:
             call()
-
-    def _vertex_geometry(self) -> None:
-        """Per cube vertex, the indices and geometry :meth:`_fix_vertex_faces` and
-        :meth:`_fix_vertices` need, computed once (the same values the step used to compute)."""
-        h = self.spec.n_halo
-        n_x, n_y = self.grid.normals_np
-        xyz, radius = self.rank.metric.xyz_agrid, self.rank.metric.radius
-        self._vertex_faces, self._vertex_duals = [], []
-        for ci, cj, bi, bj in self._vertices:
-            si = 1 if ci == h else -1  # west vertex: C is east of the block
-            sj = 1 if cj == h else -1  # south vertex: B is north of the block
-            b, c = (bi, bj + sj), (bi + si, bj)
-            fy = (bi, max(bj, bj + sj))  # y-face between the block and B
-            fx = (max(bi, bi + si), bj)  # x-face between the block and C
-            self._vertex_faces.append((b, c, fy, n_y[fy], (c, b) if sj > 0 else (b, c),
-                                       fx, n_x[fx], (b, c) if si > 0 else (c, b)))  # fmt: skip
-            a = (bi + si, bj + sj)
-            fy = (ci, cj) if si > 0 else (ci - 1, cj)
-            fx = (ci, cj) if sj > 0 else (ci, cj - 1)
-            mid = xyz[b] + xyz[c]
-            mid /= np.linalg.norm(mid)
-            normal = np.cross(xyz[b] - xyz[c], mid)
-            normal /= np.linalg.norm(normal)
-            if normal @ (xyz[a] - mid) > 0:
-                normal = -normal
-            length = radius * np.arccos(np.clip(xyz[b] @ xyz[c], -1.0, 1.0))
-            self._vertex_duals.append((ci, cj, si, sj, b, c, fy, fx, normal, length))
-
-    def _wind_at(self, cell: tuple[int, int]) -> np.ndarray:
-        """The 3-D A-grid wind of one cell (level 0)."""
-        return np.array([np.asarray(a)[cell[0], cell[1], 0] for a in self.w])
-
-    def _fix_vertex_faces(self) -> None:
-        """At a cube vertex the halo cells B (across the x-edge) and C (across the y-edge)
-        share a face that appears twice in the local index space, each time next to the
-        missing cell: give both copies the flux between B and C (FV3 fills the missing cell
-        from B or C for the same effect)."""
-        if not self._vertices:
-            return
-        h = np.asarray(self.h)[..., 0]
-        len_x, len_y = self.grid.lengths_np
-        vn_x, vn_y = np.asarray(self.vn_x), np.asarray(self.vn_y)
-        hfx, hfy = np.asarray(self.hfx), np.asarray(self.hfy)
-        for b, c, fy, ny, (low_y, high_y), fx, nx, (low_x, high_x) in self._vertex_faces:
-            mean = 0.5 * (self._wind_at(b) + self._wind_at(c))
-            vn = float(mean @ ny)
-            vn_y[fy] = vn
-            hfy[fy] = vn * len_y[fy] * (h[low_y] if vn > 0 else h[high_y])
-            vn = float(mean @ nx)
-            vn_x[fx] = vn
-            hfx[fx] = vn * len_x[fx] * (h[low_x] if vn > 0 else h[high_x])
-
-    def _fix_vertices(self) -> None:
-        """At a cube vertex three cells A (interior), B and C (halo) meet: the dual cell is a
-        triangle, whose face between B and C appears in the local index space only next to the
-        missing cell.  Its flux uses the mean wind of B and C on that face's normal (FV3's
-        ``delpc`` corner rule keeps one of the two duplicate edges for the same effect); the
-        corner weights already leave out the missing cell."""
-        if not self._vertices:
-            return
-        g = self.grid
-        phib, div = np.asarray(self.phib), np.asarray(self.div)
-        u, v = np.asarray(self.u)[..., 0], np.asarray(self.v)[..., 0]
-        vn_x, vn_y = np.asarray(self.vn_x)[..., 0], np.asarray(self.vn_y)[..., 0]
-        d = g.dual_np
-        for ci, cj, si, sj, b, c, fy, fx, normal, length in self._vertex_duals:
-            flux = (si * (d["du_y"][fy] * u[fy] + d["dn_y"][fy] * vn_y[fy])
-                    + sj * (d["dv_x"][fx] * v[fx] + d["dn_x"][fx] * vn_x[fx]))  # fmt: skip
-            flux += 0.5 * (self._wind_at(b) + self._wind_at(c)) @ normal * length
-            new_div = flux / g.area_c[ci, cj]
-            phib[ci, cj] += self.nu * (div[ci, cj] - new_div)
-            div[ci, cj] = new_div
 
     # ---- diagnostics (numpy, interior cells) ---------------------------------------------------
     def interior(self, a: Any) -> np.ndarray:
@@ -642,28 +582,30 @@ class ShallowWaterDynamics:
         self, factory: Any, partitioner: Any, ranks: list[Rank], config: DynamicsConfig,
         case: ShallowWaterCase,
     ) -> None:  # fmt: skip
-        self.ranks = [RankDynamics(factory, r, config, case) for r in ranks]
+        from stencils.storage import StackedStorages
 
-        def exchanges(attr: str) -> list[HaloExchange]:
-            return [HaloExchange(r.rank.comm, partitioner, [getattr(r, attr)], packing="slicing")
-                    for r in self.ranks]  # fmt: skip
+        stacked = StackedStorages(factory.backend, len(ranks))
+        self.ranks = [RankDynamics(factory, r, config, case, stacked.allocator(i))
+                      for i, r in enumerate(ranks)]  # fmt: skip
+        self.vertex_fixes = CubeVertexFixes(self.ranks)
+
+        def exchanges(attr: str) -> ExchangeGroup:
+            return ExchangeGroup([HaloExchange(r.rank.comm, partitioner, [getattr(r, attr)],
+                                               packing="slicing") for r in self.ranks])  # fmt: skip
 
         self.ex_depth = exchanges("depth_halo")
         self.ex_wind = exchanges("wind_halo")
         self.ex_cwind = exchanges("cwind_halo")
         self.ex_flux = exchanges("flux_sync")
-        self.ex_div = exchanges("div_halo") if config.nord == 1 else []
+        self.ex_div = exchanges("div_halo") if config.nord == 1 else None
         self.halo_seconds = 0.0
         self._depth_halo_filled = False  # filled at the first step (all ranks take part)
 
-    def _exchange(self, exchanges: list[HaloExchange]) -> None:
+    def _exchange(self, group: ExchangeGroup) -> None:
         import time
 
         t0 = time.perf_counter()
-        for ex in exchanges:
-            ex.start()
-        for ex in exchanges:
-            ex.wait()
+        group.update()
         self.halo_seconds += time.perf_counter() - t0
 
     def step(self) -> None:
@@ -672,7 +614,10 @@ class ShallowWaterDynamics:
             self._depth_halo_filled = True
         self._exchange(self.ex_wind)
         for r in self.ranks:
-            r.c_sw()
+            r.c_grid_normal_winds()
+        self.vertex_fixes.faces()
+        for r in self.ranks:
+            r.c_grid_update()
         self._exchange(self.ex_cwind)
         for r in self.ranks:
             r.depth_fluxes()
@@ -682,7 +627,8 @@ class ShallowWaterDynamics:
         self._exchange(self.ex_depth)
         for r in self.ranks:
             r.corner_potential()
-        if self.ex_div:
+        self.vertex_fixes.vertices()
+        if self.ex_div is not None:
             self._exchange(self.ex_div)
         for r in self.ranks:
             r.wind_update()

@@ -128,8 +128,9 @@ def _damping_rate(nord: int, l: int, n: int = 24) -> float:
     before = [(np.asarray(r.u).copy(), np.asarray(r.v).copy()) for r in model.ranks]
     for r in model.ranks:
         r._k_corner_phi()
-        r._fix_vertices()
-    model._exchange(model.ex_div)
+    model.vertex_fixes.vertices()
+    if model.ex_div is not None:  # nord = 1 only
+        model._exchange(model.ex_div)
     num = den = 0.0
     for r, (u0, v0) in zip(model.ranks, before):
         r.wind_update()

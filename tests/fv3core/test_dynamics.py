@@ -40,7 +40,7 @@ def test_dgrid_to_agrid_stencil_matches_numpy_and_analytic_winds() -> None:
         sw, model = _model(n)
         model._exchange(model.ex_wind)
         r = model.ranks[0]
-        r.c_sw()
+        r.c_grid_normal_winds()
         ref = agrid_winds_numpy(r.rank.metric, np.asarray(r.u)[..., 0], np.asarray(r.v)[..., 0])
         got = np.stack([np.asarray(w)[..., 0] for w in r.w], -1)
         h = r.spec.n_halo
