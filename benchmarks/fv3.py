@@ -167,7 +167,8 @@ _CATEGORIES = (
      lambda f, line, fn: f.endswith("vertex_fixes.py") and fn in ("faces", "vertices")
      or _is_corner_copy(f, line, fn)),
     ("stencil kernels (backend run)",
-     lambda f, line, fn: fn == "run" and ("/gt4py/" in f or "cache" in f)),
+     lambda f, line, fn: (fn == "run" and ("/gt4py/" in f or "cache" in f))
+     or "run_computation" in fn),
 )  # fmt: skip
 
 
