@@ -7,7 +7,8 @@ every call, ~30-100 us, far more than a 54 x 54 x 1 compiled stencil computes).
 :class:`BoundStencil` binds the arguments once, checks them once (the project's extent check
 and GT4Py's own validation, on the first call), and afterwards calls the backend's ``run``
 directly with the pre-computed per-field origins -- for the GridTools CPU backends even the
-compiled extension itself, with the arguments ``run`` passes it recorded once.  Numerics are
+compiled extension itself (GridTools and DaCe CPU backends), with the arguments ``run``
+passes it recorded once.  Numerics are
 unchanged: ``run`` is what GT4Py's ``__call__`` ends in.
 """
 
@@ -83,12 +84,13 @@ class _Recorder:
 
 
 def _record_extension_call(obj: Any, run_kwargs: dict[str, Any]) -> tuple[Any, tuple] | None:
-    """For the GridTools CPU backends: the compiled ``run_computation`` and the positional
-    arguments ``obj.run(**run_kwargs)`` passes it (domain, then each field with its origin),
+    """For the GridTools and DaCe CPU backends: the compiled ``run_computation`` and the
+    positional arguments ``obj.run(**run_kwargs)`` passes it (domain, then each field with its origin),
     recorded from one call of ``run`` with the module swapped for a recorder.  Calling the
     extension with them is what ``run`` does, minus building the same lists again (~2 us of
     ~7 us per launch at 54 x 54 x 1).  ``None`` where ``run`` is not that thin wrapper."""
-    if not str(getattr(obj, "backend", "")).startswith("gt:cpu"):
+    backend = str(getattr(obj, "backend", ""))
+    if not (backend.startswith("gt:cpu") or backend == "dace:cpu"):
         return None
     run = type(obj).run
     module = run.__globals__.get("pyext_module")

@@ -28,11 +28,14 @@ def _inputs(backend: str, rng: np.random.Generator) -> dict:
     return fields
 
 
-@pytest.mark.parametrize("backend", ["numpy", "gt:cpu_ifirst"])
+@pytest.mark.parametrize(
+    "backend", ["numpy", "gt:cpu_ifirst", pytest.param("dace:cpu", marks=pytest.mark.slow)]
+)
 def test_bound_calls_equal_checked_calls_bitwise(backend: str) -> None:
-    """Three bound calls (the first checked, then ``run`` or the recorded extension) equal
+    """Three bound calls (the first checked, then ``run`` or the recorded compiled extension) equal
     three checked calls bit for bit, also after an input changes in place between calls (the
-    arrays are bound, not copied); the GridTools backend uses the extension path."""
+    arrays are bound, not copied); the compiled backends use the extension path (dace:cpu: slow, one
+    more ~90 s build)."""
     stencil = StencilFactory(backend)(dd.corner_laplacian_damping)
     bounds = {"origin": (H, H, 0), "domain": (N + 1, N + 1, 2)}
     checked = _inputs(backend, np.random.default_rng(1))
@@ -45,4 +48,4 @@ def test_bound_calls_equal_checked_calls_bitwise(backend: str) -> None:
         for fields in (checked, bound_inputs):  # change an input in place
             div = np.asarray(fields["div"])
             div[...] = div * 0.5 + step
-    assert (call._extension is not None) == backend.startswith("gt:cpu")
+    assert (call._extension is not None) == (backend != "numpy")
