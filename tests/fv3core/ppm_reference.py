@@ -116,3 +116,53 @@ def ppm_flux_1d(q, c, dxa, first, last, hord, faces, edges=(True, True)):
         down = q[i] + (1 + c[i]) * (bl[i] + c[i] * b0[i]) * mask
         out[i] = np.where(c[i] > 0.0, up, down)
     return out
+
+
+def fvtp2d_reference(q, crx, cry, xfx, yfx, area, dxa, dya, spec, hord, corners):
+    """FV3 ``fvtp2d`` (fv_tp_2d.F90, Lin & Rood 1996 splitting) on one subdomain, in plain
+    NumPy from :func:`ppm_flux_1d`: (fx, fy) on the interior faces, each the average of the
+    x-then-y and y-then-x fluxes times the swept area.
+
+    q: cells with halo n_h = spec.n_halo (copied, not modified); crx/xfx, cry/yfx: Courant
+    numbers and swept areas on x/y faces; ``corners(direction, q)`` fills q's vertex halo
+    corners before a sweep in that direction (FV3 ``copy_corners``)."""
+    h, nx, ny = spec.n_halo, spec.nx, spec.ny
+    nxf, nyf = nx + 2 * h, ny + 2 * h
+    area3 = area[..., None]
+
+    def sweep(f, c, dx, along_x, first_faces, n, edges):
+        """Face values of f on faces first..first+n along x (or y), all cells across."""
+        if not along_x:
+            f, c, dx = f.transpose(1, 0, 2), c.transpose(1, 0, 2), dx.T
+        flux = ppm_flux_1d(f, c[:, : f.shape[1]], dx[..., None], h, h + n - 1, hord,
+                           range(first_faces, first_faces + n + 1), edges)  # fmt: skip
+        out = np.zeros(c.shape[:2] + f.shape[2:])
+        for i, v in flux.items():
+            out[i, : f.shape[1]] = v
+        return out if along_x else out.transpose(1, 0, 2)
+
+    x_edges, y_edges = (spec.on_west, spec.on_east), (spec.on_south, spec.on_north)
+    qy = q.copy()
+    corners("y", qy)
+    fy2 = sweep(qy, cry, dya, False, h, ny, y_edges)
+    q_i = np.zeros_like(q)
+    j = slice(h, h + ny)
+    jp = slice(h + 1, h + ny + 1)
+    q_i[:, j] = (qy[:, j] * area3[:, j] + fy2[:nxf, j] * yfx[:nxf, j] - fy2[:nxf, jp]
+                 * yfx[:nxf, jp]) / (area3[:, j] + yfx[:nxf, j] - yfx[:nxf, jp])  # fmt: skip
+    fx_yx = sweep(q_i, crx, dxa, True, h, nx, x_edges)
+    qx = qy.copy()
+    corners("x", qx)
+    fx2 = sweep(qx, crx, dxa, True, h, nx, x_edges)
+    q_j = np.zeros_like(q)
+    i = slice(h, h + nx)
+    ip = slice(h + 1, h + nx + 1)
+    q_j[i] = (qx[i] * area3[i] + fx2[i, :nyf] * xfx[i, :nyf] - fx2[ip, :nyf] * xfx[ip, :nyf]) / (
+        area3[i] + xfx[i, :nyf] - xfx[ip, :nyf]
+    )
+    fy_xy = sweep(q_j, cry, dya, False, h, ny, y_edges)
+    fxs = (slice(h, h + nx + 1), slice(h, h + ny))
+    fys = (slice(h, h + nx), slice(h, h + ny + 1))
+    fx = 0.5 * (fx_yx[fxs] + fx2[fxs]) * xfx[fxs]
+    fy = 0.5 * (fy_xy[fys] + fy2[fys]) * yfx[fys]
+    return fx, fy
