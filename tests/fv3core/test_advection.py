@@ -99,11 +99,11 @@ def test_grid_halos_match_halo_exchange(layout) -> None:
 
 @pytest.mark.parametrize("hord, layout, rank", [(8, 1, 0), (5, 1, 3), (8, 2, 1), (8, 2, 7)])
 def test_fvtp2d_matches_numpy_reference(hord, layout, rank) -> None:
-    """The four fused fvtp2d launches (PPM sweeps with the inner advective update and the
-    Lin-Rood average inside) give the fluxes of the plain NumPy fvtp2d of ppm_reference.py
-    (the sweeps, updates and average written out separately) to 1e-12 relative to the flux
-    scale: random q with a jump, Courant numbers in (-0.9, 0.9), random swept areas, C12 subdomains
-    touching all four tile edges (layout 1) and two of them (layout 2), hord 8 and 5."""
+    """FiniteVolumeTransport (the whole fvtp2d sequence: corner fills, PPM sweeps, inner
+    advective updates, Lin-Rood average) gives the fluxes of the plain NumPy fvtp2d of
+    ppm_reference.py to 1e-12 relative to the flux scale: random q with a jump, Courant numbers
+    in (-0.9, 0.9), random swept areas, C12 subdomains touching all four tile edges (layout 1)
+    and two of them (layout 2), hord 8 and 5."""
     from fv3core.stencils.directions import X, Y
     from fv3core.stencils.transport import CornerCopy, FiniteVolumeTransport, TransportGrid
     from stencils.storage import Domain, zeros
