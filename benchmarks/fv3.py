@@ -75,9 +75,9 @@ class _CountingFactory:
     def backend(self) -> str:
         return self._factory.backend
 
-    def __call__(self, definition, externals=None, name=None) -> _CountingStencil:
-        return _CountingStencil(self._factory(definition, externals=externals, name=name),
-                                self.counter)  # fmt: skip
+    def __call__(self, definition, externals=None, name=None, **options) -> _CountingStencil:
+        return _CountingStencil(self._factory(definition, externals=externals, name=name,
+                                              **options), self.counter)  # fmt: skip
 
 
 def _ranks(n: int, mpi: bool = False):
@@ -154,10 +154,10 @@ class _DynamicsStep:
 
 
 def _is_corner_copy(f: str, line: int, fn: str) -> bool:
-    from fv3core.stencils.transport import CornerCopy
+    from fv3core.stencils.transport import CornerCopy, _FlatCopy
 
-    code = CornerCopy.__call__.__code__
-    return f == code.co_filename and line == code.co_firstlineno
+    codes = (CornerCopy.__call__.__code__, _FlatCopy.__call__.__code__)
+    return any(f == c.co_filename and line == c.co_firstlineno for c in codes)
 
 
 #: profile categories: (name, predicate on (filename, line, function name)), first match wins

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -94,6 +94,21 @@ class Stencil:
         self.stencil_object(origin=tuple(origin), domain=tuple(domain), **kwargs)
 
 
+def oir_pipeline_without(passes: Sequence[str]) -> Any:
+    """GT4Py's default OIR pipeline without the named passes (a backend option that enters
+    the stencil's ID).  Skipping ``OnTheFlyMerging`` keeps a temporary that is read at several
+    offsets a stored variable instead of recomputing it at each offset."""
+    from gt4py.cartesian.gtc.passes.oir_pipeline import DefaultPipeline
+
+    by_name = {p.__name__: p for p in DefaultPipeline.all_steps()}
+    unknown = [p for p in passes if p not in by_name]
+    if unknown:
+        raise StencilError(
+            f"unknown GT4Py OIR passes {unknown}: use names of {sorted(by_name)}"
+        )
+    return DefaultPipeline(skip=[by_name[p] for p in passes])
+
+
 class StencilFactory:
     """Builds stencils for one :class:`StencilConfig` and owns the cache of built stencils.
 
@@ -118,20 +133,31 @@ class StencilFactory:
         definition: Callable[..., None],
         externals: Mapping[str, Any] | None = None,
         name: str | None = None,
+        oir_skip: Sequence[str] = (),
     ) -> Stencil:
-        key = (definition.__module__, definition.__qualname__, id(definition), _freeze(externals))
+        """The stencil of ``definition`` built with ``externals``; ``oir_skip``: GT4Py OIR
+        passes not to run for it (e.g. ``("OnTheFlyMerging",)``, see
+        :func:`oir_pipeline_without`)."""
+        skip = tuple(sorted(oir_skip))
+        key = (definition.__module__, definition.__qualname__, id(definition), _freeze(externals),
+               skip)  # fmt: skip
         stencil = self._built.get(key)
         if stencil is None:
-            stencil = self._build(definition, externals, name or definition.__name__)
+            stencil = self._build(definition, externals, name or definition.__name__, skip)
             self._built[key] = stencil
         return stencil
 
     def _build(
-        self, definition: Callable[..., None], externals: Mapping[str, Any] | None, name: str
+        self,
+        definition: Callable[..., None],
+        externals: Mapping[str, Any] | None,
+        name: str,
+        oir_skip: tuple[str, ...] = (),
     ) -> Stencil:
         from gt4py.cartesian import gtscript
 
         self.config.apply()
+        options = {"oir_pipeline": oir_pipeline_without(oir_skip)} if oir_skip else {}
         t0 = time.perf_counter()
         try:
             obj = gtscript.stencil(
@@ -141,6 +167,7 @@ class StencilFactory:
                 rebuild=self.config.rebuild,
                 # cache entries named after the definition, not after this module
                 name=f"{definition.__module__}.{definition.__name__}",
+                **options,
             )
         except Exception as exc:
             raise StencilError(

@@ -38,42 +38,48 @@ def sign(a, b):
     return abs(a) if b >= 0.0 else -abs(a)
 
 
+# The helpers below take the neighbouring cell values along the direction as arguments
+# (``qm2`` = two cells upstream, ``qm1``, ``q``, ``qp1``, ``qp2``) instead of reading ``q`` at
+# offsets: GTScript (gt4py 1.1.12, ``visit_With`` of the frontend) forbids reading a variable at
+# an offset inside a horizontal region once the stencil writes it anywhere, and q, the slopes
+# ``dm`` and the interface values ``al`` are variables of the fused transport passes.  Copies
+# made outside the regions are exact, so the results are bit for bit those of offset reads.
+
+
 @gtscript.function
-def edge_value(q, dxa):
+def edge_value(qm2, qm1, q, qp1, dxa):
     """Tile-edge interface value (left face of this cell): mean of the two one-sided
     second-order extrapolations on the non-uniform grid."""
     from __externals__ import DI, DI2, DJ, DJ2
 
     return 0.5 * (
-        ((2.0 * dxa[-DI, -DJ] + dxa[-DI2, -DJ2]) * q[-DI, -DJ, 0] - dxa[-DI, -DJ] * q[-DI2, -DJ2, 0])
+        ((2.0 * dxa[-DI, -DJ] + dxa[-DI2, -DJ2]) * qm1 - dxa[-DI, -DJ] * qm2)
         / (dxa[-DI2, -DJ2] + dxa[-DI, -DJ])
-        + ((2.0 * dxa + dxa[DI, DJ]) * q - dxa * q[DI, DJ, 0]) / (dxa + dxa[DI, DJ])
+        + ((2.0 * dxa + dxa[DI, DJ]) * q - dxa * qp1) / (dxa + dxa[DI, DJ])
     )
 
 
 @gtscript.function
-def edge_value_clamped(q, dxa):
+def edge_value_clamped(qm2, qm1, q, qp1, dxa):
     """:func:`edge_value` bounded by the four neighbouring cell means (FV3 ``xt_minmax``)."""
-    from __externals__ import DI, DI2, DJ, DJ2
-
-    xt = edge_value(q, dxa)
-    qmin = min(min(min(q[-DI2, -DJ2, 0], q[-DI, -DJ, 0]), q), q[DI, DJ, 0])
-    qmax = max(max(max(q[-DI2, -DJ2, 0], q[-DI, -DJ, 0]), q), q[DI, DJ, 0])
+    xt = edge_value(qm2, qm1, q, qp1, dxa)
+    qmin = min(min(min(qm2, qm1), q), qp1)
+    qmax = max(max(max(qm2, qm1), q), qp1)
     return min(max(xt, qmin), qmax)
 
 
 @gtscript.function
-def edge_value_right(q, dxa):
+def edge_value_right(qm1, q, qp1, qp2, dxa):
     """:func:`edge_value_clamped` of the right face of this cell."""
     from __externals__ import DI, DI2, DJ, DJ2
 
     xt = 0.5 * (
-        ((2.0 * dxa + dxa[-DI, -DJ]) * q - dxa * q[-DI, -DJ, 0]) / (dxa[-DI, -DJ] + dxa)
-        + ((2.0 * dxa[DI, DJ] + dxa[DI2, DJ2]) * q[DI, DJ, 0] - dxa[DI, DJ] * q[DI2, DJ2, 0])
+        ((2.0 * dxa + dxa[-DI, -DJ]) * q - dxa * qm1) / (dxa[-DI, -DJ] + dxa)
+        + ((2.0 * dxa[DI, DJ] + dxa[DI2, DJ2]) * qp1 - dxa[DI, DJ] * qp2)
         / (dxa[DI, DJ] + dxa[DI2, DJ2])
     )
-    qmin = min(min(min(q[-DI, -DJ, 0], q), q[DI, DJ, 0]), q[DI2, DJ2, 0])
-    qmax = max(max(max(q[-DI, -DJ, 0], q), q[DI, DJ, 0]), q[DI2, DJ2, 0])
+    qmin = min(min(min(qm1, q), qp1), qp2)
+    qmax = max(max(max(qm1, q), qp1), qp2)
     return min(max(xt, qmin), qmax)
 
 
@@ -94,100 +100,133 @@ def pert_ppm_standard_constraint(bl, br):
     return bl, br
 
 
+@gtscript.function
+def ppm_slope(qm1, q, qp1):
+    """hord >= 8: the monotonised centred slope ``dm`` of each cell (Lin 2004)."""
+    xt = 0.25 * (qp1 - qm1)
+    dqr = max(max(q, qm1), qp1) - q
+    dql = q - min(min(q, qm1), qp1)
+    return sign(min(min(abs(xt), dqr), dql), xt)
+
+
+@gtscript.function
+def ppm_interface(qm1, q, dm):
+    """hord >= 8: interface value ``al`` on the left face of each cell from the slopes."""
+    from __externals__ import DI, DJ
+
+    return 0.5 * (qm1 + q) + R3 * (dm[-DI, -DJ, 0] - dm)
+
+
+@gtscript.function
+def ppm_fourth_order_interface(qm2, qm1, q, qp1, dxa):
+    """hord < 8: fourth-order interface value on the left face of each cell, with FV3's
+    one-sided (next to the tile edge: non-uniform-grid) values near tile edges."""
+    from __externals__ import DI, DJ, ea, eb, ec, ed, sa, sb, sc, sd
+
+    al = P1 * (qm1 + q) + P2 * (qm2 + qp1)
+    with horizontal(region[sa - DI : sb - DI, sc - DJ : sd - DJ], region[ea:eb, ec:ed]):
+        al = C1 * qm2 + C2 * qm1 + C3 * q
+    with horizontal(region[sa:sb, sc:sd], region[ea + DI : eb + DI, ec + DJ : ed + DJ]):
+        al = edge_value(qm2, qm1, q, qp1, dxa)
+    with horizontal(
+        region[sa + DI : sb + DI, sc + DJ : sd + DJ],
+        region[ea + DI + DI : eb + DI + DI, ec + DJ + DJ : ed + DJ + DJ],
+    ):
+        al = C3 * qm1 + C2 * q + C1 * qp1
+    return al
+
+
+@gtscript.function
+def ppm_limited_perturbations(qm2, qm1, q, qp1, qp2, dxa):
+    """hord >= 8: left/right face values minus the cell mean (``bl``, ``br``) of the monotone
+    PPM profile (Lin 2004), with FV3's tile-edge values and ``pert_ppm`` next to the edges."""
+    from __externals__ import DI, DJ, ea, eb, ec, ed, sa, sb, sc, sd
+
+    dm = ppm_slope(qm1, q, qp1)
+    al = ppm_interface(qm1, q, dm)
+    dmm1 = dm[-DI, -DJ, 0]
+    dmp1 = dm[DI, DJ, 0]
+    alp1 = al[DI, DJ, 0]
+    bl = -sign(min(abs(2.0 * dm), abs(al - q)), 2.0 * dm)
+    br = sign(min(abs(2.0 * dm), abs(alp1 - q)), 2.0 * dm)
+    with horizontal(region[sa - DI : sb - DI, sc - DJ : sd - DJ]):
+        bl = S14 * dmm1 + S11 * (qm1 - q)
+        br = edge_value_right(qm1, q, qp1, qp2, dxa) - q
+    with horizontal(region[sa:sb, sc:sd]):
+        bl = edge_value_clamped(qm2, qm1, q, qp1, dxa) - q
+        br = S15 * q + S11 * qp1 - S14 * dmp1 - q
+    with horizontal(region[sa + DI : sb + DI, sc + DJ : sd + DJ]):
+        bl = S15 * qm1 + S11 * q - S14 * dm - q
+        br = alp1 - q
+    with horizontal(region[ea - DI : eb - DI, ec - DJ : ed - DJ]):
+        bl = al - q
+        br = S15 * qp1 + S11 * q + S14 * dm - q
+    with horizontal(region[ea:eb, ec:ed]):
+        bl = S15 * q + S11 * qm1 + S14 * dmm1 - q
+        br = edge_value_right(qm1, q, qp1, qp2, dxa) - q
+    with horizontal(region[ea + DI : eb + DI, ec + DJ : ed + DJ]):
+        bl = edge_value_clamped(qm2, qm1, q, qp1, dxa) - q
+        br = S11 * (qp1 - q) - S14 * dmp1
+    with horizontal(
+        region[sa - DI : sb + DI, sc - DJ : sd + DJ],
+        region[ea - DI : eb + DI, ec - DJ : ed + DJ],
+    ):
+        bl, br = pert_ppm_standard_constraint(bl, br)
+    return bl, br
+
+
+@gtscript.function
+def ppm_face_flux(q, courant, dxa):
+    """Mean of q over the upwind part of the PPM profile swept through the left face of each
+    cell (between cells i-1 and i along ``DI``/``DJ``) in one step, given the face Courant
+    number: FV3 ``xppm``/``yppm`` ``flux``.  Slopes, interface values and the profile are
+    variables of the calling stencil (one launch for the whole PPM)."""
+    from __externals__ import DI, DI2, DJ, DJ2, iord
+
+    qm2 = q[-DI2, -DJ2, 0]
+    qm1 = q[-DI, -DJ, 0]
+    qp1 = q[DI, DJ, 0]
+    qp2 = q[DI2, DJ2, 0]
+    if __INLINED(iord < 8):
+        al = ppm_fourth_order_interface(qm2, qm1, q, qp1, dxa)
+        bl = al - q
+        br = al[DI, DJ, 0] - q
+        if __INLINED(iord == 5):
+            smooth = 1.0 if bl * br < 0.0 else 0.0
+        else:
+            smooth = 1.0 if 3.0 * abs(bl + br) < abs(bl - br) else 0.0
+    else:
+        bl, br = ppm_limited_perturbations(qm2, qm1, q, qp1, qp2, dxa)
+        smooth = 1.0
+    b0 = bl + br
+    if courant > 0.0:
+        flux = qm1 + (1.0 - courant) * (br[-DI, -DJ, 0] - courant * b0[-DI, -DJ, 0]) * max(
+            smooth[-DI, -DJ, 0], smooth
+        )
+    else:
+        flux = q + (1.0 + courant) * (bl + courant * b0) * max(smooth[-DI, -DJ, 0], smooth)
+    return flux
+
+
+def ppm_flux_stencil(q: FloatField, courant: FloatField, dxa: FloatFieldIJ, flux: FloatField):
+    """``flux`` on the faces between cell i-1 and i (along ``DI``/``DJ``) by
+    :func:`ppm_face_flux`, in one launch."""
+    with computation(PARALLEL), interval(...):
+        flux = ppm_face_flux(q, courant, dxa)
+
+
 def ppm_slope_stencil(q: FloatField, dm: FloatField):
-    """hord >= 8, first pass: the monotonised centred slope ``dm`` of each cell (Lin 2004)."""
+    """:func:`ppm_slope` on its own (a stand-alone stage, kept as a tuning target; the
+    transport computes it inside :func:`ppm_face_flux`)."""
     from __externals__ import DI, DJ
 
     with computation(PARALLEL), interval(...):
-        xt = 0.25 * (q[DI, DJ, 0] - q[-DI, -DJ, 0])
-        dqr = max(max(q, q[-DI, -DJ, 0]), q[DI, DJ, 0]) - q
-        dql = q - min(min(q, q[-DI, -DJ, 0]), q[DI, DJ, 0])
-        dm = sign(min(min(abs(xt), dqr), dql), xt)
+        dm = ppm_slope(q[-DI, -DJ, 0], q, q[DI, DJ, 0])
 
 
 def ppm_interface_stencil(q: FloatField, dm: FloatField, al: FloatField):
-    """hord >= 8, second pass: interface value ``al`` on the left face of each cell.
-
-    Separate stencils so that the tile-edge regions of :func:`ppm_flux_stencil` may read
-    ``dm``/``al`` at offsets: gt4py 1.1.12's frontend rejects reading a variable at an offset
-    inside a horizontal region once the stencil writes it anywhere, in any ``with computation``
-    block.  Computing them inside the flux stencil (neighbour values copied outside the regions)
-    is exact and saves launches, but gt4py's ``OnTheFlyMerging`` pass then recomputes the
-    temporaries at every offset they are read at: slower than three launches on numpy and no
-    faster on gt:cpu_ifirst (measured, see docs/fv3core/README.md)."""
+    """:func:`ppm_interface` on its own (a stand-alone stage, kept as a tuning target)."""
     from __externals__ import DI, DJ
 
     with computation(PARALLEL), interval(...):
-        al = 0.5 * (q[-DI, -DJ, 0] + q) + R3 * (dm[-DI, -DJ, 0] - dm)
-
-
-def ppm_flux_stencil(
-    q: FloatField,
-    courant: FloatField,
-    dxa: FloatFieldIJ,
-    dm: FloatField,
-    al_in: FloatField,
-    flux: FloatField,
-):
-    """``flux`` (on the faces between cell i-1 and i): mean of q over the upwind part of the
-    PPM profile swept through the face in one step, given the face Courant number.
-    ``dm``/``al_in`` come from :func:`ppm_slopes_stencil` (hord >= 8; unused otherwise)."""
-    from __externals__ import DI, DI2, DJ, DJ2, ea, eb, ec, ed, iord, sa, sb, sc, sd
-
-    with computation(PARALLEL), interval(...):
-        if __INLINED(iord < 8):
-            al = P1 * (q[-DI, -DJ, 0] + q) + P2 * (q[-DI2, -DJ2, 0] + q[DI, DJ, 0])
-            with horizontal(region[sa - DI : sb - DI, sc - DJ : sd - DJ], region[ea:eb, ec:ed]):
-                al = C1 * q[-DI2, -DJ2, 0] + C2 * q[-DI, -DJ, 0] + C3 * q
-            with horizontal(
-                region[sa:sb, sc:sd], region[ea + DI : eb + DI, ec + DJ : ed + DJ]
-            ):
-                al = edge_value(q, dxa)
-            with horizontal(
-                region[sa + DI : sb + DI, sc + DJ : sd + DJ],
-                region[ea + DI + DI : eb + DI + DI, ec + DJ + DJ : ed + DJ + DJ],
-            ):
-                al = C3 * q[-DI, -DJ, 0] + C2 * q + C1 * q[DI, DJ, 0]
-    with computation(PARALLEL), interval(...):
-        if __INLINED(iord < 8):
-            bl = al - q
-            br = al[DI, DJ, 0] - q
-            if __INLINED(iord == 5):
-                smooth = 1.0 if bl * br < 0.0 else 0.0
-            else:
-                smooth = 1.0 if 3.0 * abs(bl + br) < abs(bl - br) else 0.0
-        else:
-            bl = -sign(min(abs(2.0 * dm), abs(al_in - q)), 2.0 * dm)
-            br = sign(min(abs(2.0 * dm), abs(al_in[DI, DJ, 0] - q)), 2.0 * dm)
-            with horizontal(region[sa - DI : sb - DI, sc - DJ : sd - DJ]):
-                bl = S14 * dm[-DI, -DJ, 0] + S11 * (q[-DI, -DJ, 0] - q)
-                br = edge_value_right(q, dxa) - q
-            with horizontal(region[sa:sb, sc:sd]):
-                bl = edge_value_clamped(q, dxa) - q
-                br = S15 * q + S11 * q[DI, DJ, 0] - S14 * dm[DI, DJ, 0] - q
-            with horizontal(region[sa + DI : sb + DI, sc + DJ : sd + DJ]):
-                bl = S15 * q[-DI, -DJ, 0] + S11 * q - S14 * dm - q
-                br = al_in[DI, DJ, 0] - q
-            with horizontal(region[ea - DI : eb - DI, ec - DJ : ed - DJ]):
-                bl = al_in - q
-                br = S15 * q[DI, DJ, 0] + S11 * q + S14 * dm - q
-            with horizontal(region[ea:eb, ec:ed]):
-                bl = S15 * q + S11 * q[-DI, -DJ, 0] + S14 * dm[-DI, -DJ, 0] - q
-                br = edge_value_right(q, dxa) - q
-            with horizontal(region[ea + DI : eb + DI, ec + DJ : ed + DJ]):
-                bl = edge_value_clamped(q, dxa) - q
-                br = S11 * (q[DI, DJ, 0] - q) - S14 * dm[DI, DJ, 0]
-            with horizontal(
-                region[sa - DI : sb + DI, sc - DJ : sd + DJ],
-                region[ea - DI : eb + DI, ec - DJ : ed + DJ],
-            ):
-                bl, br = pert_ppm_standard_constraint(bl, br)
-            smooth = 1.0
-    with computation(PARALLEL), interval(...):
-        b0 = bl + br
-        if courant > 0.0:
-            flux = q[-DI, -DJ, 0] + (1.0 - courant) * (
-                br[-DI, -DJ, 0] - courant * b0[-DI, -DJ, 0]
-            ) * max(smooth[-DI, -DJ, 0], smooth)
-        else:
-            flux = q + (1.0 + courant) * (bl + courant * b0) * max(smooth[-DI, -DJ, 0], smooth)
+        al = ppm_interface(q[-DI, -DJ, 0], q, dm)

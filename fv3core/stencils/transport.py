@@ -1,5 +1,12 @@
 """Horizontal finite-volume transport: FV3's ``fvtp2d`` (Lin & Rood 1996 splitting with PPM),
-the Courant numbers and area fluxes of ``fxadv``, and the cubed-sphere corner fills."""
+the Courant numbers and area fluxes of ``fxadv``, and the cubed-sphere corner fills.
+
+One ``fvtp2d`` is four stencil launches (:class:`FiniteVolumeTransport`), each one whole PPM
+sweep (slopes, interface values and profile are variables of the stencil, see
+:mod:`fv3core.stencils.ppm`); the inner advective update of the Lin-Rood splitting is
+computed inside the sweep that consumes it, and the Lin-Rood average inside the last sweep
+that produces each flux (:func:`transport_sweep`).
+"""
 
 from __future__ import annotations
 
@@ -10,18 +17,22 @@ from typing import Any
 
 import numpy as np
 from gt4py.cartesian import gtscript
-from gt4py.cartesian.gtscript import PARALLEL, computation, interval
+from gt4py.cartesian.gtscript import (
+    __INLINED,
+    PARALLEL,
+    I,
+    J,
+    computation,
+    horizontal,
+    interval,
+    region,
+)
 
 from fv3core.errors import FV3ConfigError
 from fv3core.grid.metric import SubdomainSpec
-from fv3core.stencils.directions import Direction, X, Y
+from fv3core.stencils.directions import FAR, Direction, X, Y
 from fv3core.stencils.launch import BoundStencil
-from fv3core.stencils.ppm import (
-    SUPPORTED_HORD,
-    ppm_flux_stencil,
-    ppm_interface_stencil,
-    ppm_slope_stencil,
-)
+from fv3core.stencils.ppm import SUPPORTED_HORD, ppm_face_flux, ppm_flux_stencil
 
 FloatField = gtscript.Field[np.float64]
 FloatFieldIJ = gtscript.Field[gtscript.IJ, np.float64]
@@ -50,22 +61,80 @@ def courant_and_area_flux(
             xfx = dt * ut * face_length * sin_near
 
 
+#: where :func:`transport_sweep` puts the Lin-Rood average (its ``average`` external)
+NO_AVERAGE, AVERAGE_INTO_PARTNER, AVERAGE_INTO_FLUX = 0, 1, 2
+
+
+@gtscript.function
+def advective_update(q, area, flux_in, flux_out, area_flux_in, area_flux_out):
+    """One-directional advective update of q (fluxes times swept areas through the two faces
+    of the cell), the input of the cross-direction sweep."""
+    return (q * area + flux_in * area_flux_in - flux_out * area_flux_out) / (
+        area + area_flux_in - area_flux_out
+    )
+
+
+@gtscript.function
+def lin_rood_average(inner, outer, area_flux):
+    """Lin-Rood average of the two splitting orders' fluxes, times the swept area."""
+    return 0.5 * (inner + outer) * area_flux
+
+
 def inner_advective_update(
     q: FloatField, area: FloatFieldIJ, flux: FloatField, area_flux: FloatField, q_out: FloatField
 ):
-    """One-directional advective update used as input of the cross-direction sweep."""
+    """:func:`advective_update` along ``DI``/``DJ`` on its own (a stand-alone stage, kept as a
+    tuning target; :func:`transport_sweep` computes it inside the sweep that consumes it)."""
     from __externals__ import DI, DJ
 
     with computation(PARALLEL), interval(...):
-        q_out = (q * area + flux * area_flux - flux[DI, DJ, 0] * area_flux[DI, DJ, 0]) / (
-            area + area_flux - area_flux[DI, DJ, 0]
-        )
+        q_out = advective_update(q, area, flux, flux[DI, DJ, 0], area_flux, area_flux[DI, DJ, 0])
 
 
 def average_flux(inner: FloatField, outer: FloatField, area_flux: FloatField):
-    """Lin-Rood average of the two splitting orders, times the swept area: ``inner`` := flux."""
+    """:func:`lin_rood_average` on its own, ``inner`` := average (a stand-alone stage, kept as
+    a tuning target; :func:`transport_sweep` folds it into the last sweep of each flux)."""
     with computation(PARALLEL), interval(...):
-        inner = 0.5 * (inner + outer) * area_flux
+        inner = lin_rood_average(inner, outer, area_flux)
+
+
+def transport_sweep(
+    q: FloatField,
+    area: FloatFieldIJ,
+    cross_flux: FloatField,
+    cross_area_flux: FloatField,
+    courant: FloatField,
+    dxa: FloatFieldIJ,
+    partner_flux: FloatField,
+    area_flux: FloatField,
+    flux: FloatField,
+):
+    """One PPM sweep of ``fvtp2d`` along ``DI``/``DJ``: ``flux`` = :func:`ppm_face_flux` of q,
+    or (external ``inner_update``) of q's :func:`advective_update` across (offsets ``CI``/``CJ``,
+    fluxes ``cross_flux`` through swept areas ``cross_area_flux``), a variable of this stencil.
+
+    ``average``: :data:`AVERAGE_INTO_FLUX` writes the :func:`lin_rood_average` of this flux and
+    ``partner_flux`` (the other splitting order's flux on the same faces) into ``flux``;
+    :data:`AVERAGE_INTO_PARTNER` writes it into ``partner_flux`` inside the region
+    ``ba:bb, bc:bd`` and leaves the plain flux in ``flux``."""
+    from __externals__ import CI, CJ, average, ba, bb, bc, bd, inner_update
+
+    with computation(PARALLEL), interval(...):
+        if __INLINED(inner_update):
+            q_cross = advective_update(
+                q, area, cross_flux, cross_flux[CI, CJ, 0], cross_area_flux,
+                cross_area_flux[CI, CJ, 0],
+            )  # fmt: skip
+            sweep_flux = ppm_face_flux(q_cross, courant, dxa)
+        else:
+            sweep_flux = ppm_face_flux(q, courant, dxa)
+        if __INLINED(average == AVERAGE_INTO_FLUX):
+            flux = lin_rood_average(sweep_flux, partner_flux, area_flux)
+        else:
+            flux = sweep_flux
+        if __INLINED(average == AVERAGE_INTO_PARTNER):
+            with horizontal(region[ba:bb, bc:bd]):
+                partner_flux = lin_rood_average(partner_flux, sweep_flux, area_flux)
 
 
 def apply_flux_divergence(q: FloatField, fx: FloatField, fy: FloatField, rarea: FloatFieldIJ):
@@ -124,6 +193,28 @@ class CornerCopy:
         di, dj, si, sj = index
         q[di, dj] = q[si, sj]
 
+    def bind(self, q: Any) -> Callable[[], None]:
+        """``self(q)`` as a call without arguments; for NumPy storages one gather/scatter
+        through flat indices into q's buffer (all levels; ~3x faster than 2-D fancy indexing
+        of a GridTools-layout storage)."""
+        if not self._views or not isinstance(q, np.ndarray):
+            return partial(self, q)
+        from stencils.storage import flat_locations
+
+        (buffer,), ((_, index),) = flat_locations([("q", q)])
+        di, dj, si, sj = self._indices(q.shape)
+        return _FlatCopy(buffer, index[di, dj].ravel(), index[si, sj].ravel())
+
+
+class _FlatCopy:
+    """``buffer[dst] = buffer[src]`` (a bound :class:`CornerCopy`)."""
+
+    def __init__(self, buffer: np.ndarray, dst: np.ndarray, src: np.ndarray) -> None:
+        self._buffer, self._dst, self._src = buffer, dst, src
+
+    def __call__(self) -> None:
+        self._buffer[self._dst] = self._buffer[self._src]
+
 
 @dataclass(frozen=True)
 class TransportGrid:
@@ -162,63 +253,31 @@ def _ppm_externals(direction: Direction, spec: SubdomainSpec, hord: int) -> dict
     n = spec.nx if direction.name == "x" else spec.ny
     on = (spec.on_west, spec.on_east) if direction.name == "x" else (spec.on_south, spec.on_north)
     ext = {"iord": hord, **direction.offsets()}
-    # all PPM calls of one direction start at the interior along that axis: origin h
+    # all PPM sweeps of one direction start at the interior along that axis: origin h
     ext.update(direction.edge_regions((h, h, 0), h, h + n - 1, *on))
     return ext
 
 
-class PiecewiseParabolic:
-    """FV3 ``xppm`` / ``yppm`` (one class, built for a :class:`Direction`): face values of q.
+def _band(axis: int, start: int, n: int) -> dict[str, Any]:
+    """Region externals ``ba..bd``: cells [start, start + n) along ``axis`` (relative to the
+    call origin), the whole other axis."""
+    a, b = (I, J) if axis == 0 else (J, I)
+    band, whole = (a[0] + start, a[0] + start + n), (b[0] - FAR, b[-1] + FAR)
+    lo_hi = (*band, *whole) if axis == 0 else (*whole, *band)
+    return dict(zip(("ba", "bb", "bc", "bd"), lo_hi))
 
-    ``__call__(q, courant, flux, origin, domain)`` fills ``flux`` on the faces of the given
-    range (origin along the direction must be the interior start, n_halo)."""
 
-    def __init__(
-        self, factory: Any, direction: Direction, spec: SubdomainSpec, nz: int, hord: int,
-        dxa: Any,
-    ) -> None:  # fmt: skip
-        from stencils.storage import Domain, zeros
-
-        self._hord, self._dxa, self._direction = hord, dxa, direction
-        self._flux = factory(
-            ppm_flux_stencil, externals=_ppm_externals(direction, spec, hord),
-            name=f"{direction.name}ppm",
-        )  # fmt: skip
-        h = spec.n_halo
-        shape = Domain(spec.nx + 1, spec.ny + 1, nz, h)
-        self._dm = zeros(shape, factory.backend)
-        self._al = zeros(shape, factory.backend)
-        if hord >= 8:
-            self._slope = factory(ppm_slope_stencil, externals=direction.offsets(), name="dm")
-            self._interface = factory(ppm_interface_stencil, externals=direction.offsets(), name="al")
-
-    def bind(
-        self, q: Any, courant: Any, flux: Any, origin: tuple[int, int, int],
-        domain: tuple[int, int, int],
-    ) -> list[BoundStencil]:  # fmt: skip
-        """The stencil calls of ``__call__`` with these arguments bound (for repeated use)."""
-        calls = []
-        if self._hord >= 8:
-            ax = self._direction.axis
-            # dm on cells [o-2, o+n], al on [o-1, o+n] along the direction
-            o_dm, d_dm = list(origin), list(domain)
-            o_dm[ax] -= 2
-            d_dm[ax] += 3
-            calls.append(BoundStencil(self._slope, tuple(o_dm), tuple(d_dm), q=q, dm=self._dm))
-            o_dm[ax] += 1
-            d_dm[ax] -= 1
-            calls.append(BoundStencil(self._interface, tuple(o_dm), tuple(d_dm), q=q,
-                                      dm=self._dm, al=self._al))  # fmt: skip
-        calls.append(BoundStencil(self._flux, origin, domain, q=q, courant=courant, dxa=self._dxa,
-                                  dm=self._dm, al_in=self._al, flux=flux))  # fmt: skip
-        return calls
-
-    def __call__(
-        self, q: Any, courant: Any, flux: Any, origin: tuple[int, int, int],
-        domain: tuple[int, int, int],
-    ) -> None:  # fmt: skip
-        for call in self.bind(q, courant, flux, origin, domain):
-            call()
+def _sweep_externals(
+    direction: Direction, spec: SubdomainSpec, hord: int, inner_update: bool, average: int,
+    band: dict[str, Any] | None = None,
+) -> dict[str, Any]:  # fmt: skip
+    """Externals of :func:`transport_sweep` along ``direction``."""
+    cross = Y if direction is X else X
+    offsets = cross.offsets()
+    return {
+        **_ppm_externals(direction, spec, hord), "CI": offsets["DI"], "CJ": offsets["DJ"],
+        "inner_update": inner_update, "average": average, **(band or _band(0, -FAR, 2 * FAR)),
+    }  # fmt: skip
 
 
 class FluxPrep:
@@ -246,6 +305,10 @@ class FiniteVolumeTransport:
     ``fx`` (x-faces) and ``fy`` (y-faces) come out as q times the swept area (the Lin-Rood
     average of the x-then-y and y-then-x splittings); ``q`` must have valid halos
     (``n_halo`` = 3) and its vertex halo corners are overwritten (FV3 ``copy_corners``).
+
+    Four launches (see :meth:`bind`): the y-flux of q (``fy2``, corners filled for y); the
+    x-flux of q's y-update (``fx``); corners filled for x, the x-flux of q (``fx2``), and ``fx``
+    := the average of the two; the y-flux of q's x-update averaged with ``fy2`` (``fy``).
     """
 
     #: how many argument sets ``__call__`` keeps bound (a model calls with one or two)
@@ -262,26 +325,35 @@ class FiniteVolumeTransport:
 
         h, nx, ny = spec.n_halo, spec.nx, spec.ny
         self._grid = grid
-        backend = factory.backend
-        self._ppm_x = PiecewiseParabolic(factory, X, spec, nz, hord, grid.dxa)
-        self._ppm_y = PiecewiseParabolic(factory, Y, spec, nz, hord, grid.dya)
-        self._inner_x = factory(inner_advective_update, externals=X.offsets(), name="q_j")
-        self._inner_y = factory(inner_advective_update, externals=Y.offsets(), name="q_i")
-        self._average = factory(average_flux)
+        # gt4py's OnTheFlyMerging would recompute the sweeps' temporaries at every offset they
+        # are read at (C48: numpy step ~2x slower); without it each is computed once
+        skip = {"oir_skip": ("OnTheFlyMerging",)}
+        self._yppm = factory(
+            ppm_flux_stencil, externals=_ppm_externals(Y, spec, hord), name="yppm", **skip
+        )
+        self._xppm_inner = factory(
+            transport_sweep, externals=_sweep_externals(X, spec, hord, True, NO_AVERAGE),
+            name="xppm_inner", **skip,
+        )  # fmt: skip
+        self._xppm_mean = factory(
+            transport_sweep,
+            externals=_sweep_externals(X, spec, hord, False, AVERAGE_INTO_PARTNER, _band(1, h, ny)),
+            name="xppm_mean", **skip,
+        )  # fmt: skip
+        self._yppm_inner_mean = factory(
+            transport_sweep, externals=_sweep_externals(Y, spec, hord, True, AVERAGE_INTO_FLUX),
+            name="yppm_inner_mean", **skip,
+        )  # fmt: skip
         self._corners_x = CornerCopy(X, spec)
         self._corners_y = CornerCopy(Y, spec)
         shape = Domain(nx + 1, ny + 1, nz, h)
-        self._fx2 = zeros(shape, backend)
-        self._fy2 = zeros(shape, backend)
-        self._q_i = zeros(shape, backend)
-        self._q_j = zeros(shape, backend)
+        self._fx2 = zeros(shape, factory.backend)
+        self._fy2 = zeros(shape, factory.backend)
         full_x, full_y = nx + 2 * h, ny + 2 * h
         self._b = {
             "fy2": {"origin": (0, h, 0), "domain": (full_x, ny + 1, nz)},
-            "q_i": {"origin": (0, h, 0), "domain": (full_x, ny, nz)},
             "fx": {"origin": (h, h, 0), "domain": (nx + 1, ny, nz)},
             "fx2": {"origin": (h, 0, 0), "domain": (nx + 1, full_y, nz)},
-            "q_j": {"origin": (h, 0, 0), "domain": (nx, full_y, nz)},
             "fy": {"origin": (h, h, 0), "domain": (nx, ny + 1, nz)},
         }
         self._bound: dict[tuple[int, ...], BoundTransport] = {}
@@ -292,19 +364,21 @@ class FiniteVolumeTransport:
         """The ``fvtp2d`` of these storages, bound once (the one definition of the sequence;
         :class:`BoundTransport` runs it without per-call argument processing)."""
         g, b, bs = self._grid, self._b, BoundStencil
+        y_update = {"area": g.area, "cross_flux": self._fy2, "cross_area_flux": yfx}
+        x_update = {"area": g.area, "cross_flux": self._fx2, "cross_area_flux": xfx}
+        fx_mean = {"partner_flux": fx, "area_flux": xfx}
+        fy_mean = {"partner_flux": self._fy2, "area_flux": yfx}
+        # a variant without the update or the average still takes (and ignores) its fields
         return BoundTransport([
-            partial(self._corners_y, q),
-            *self._ppm_y.bind(q, cry, self._fy2, **b["fy2"]),
-            bs(self._inner_y, q=q, area=g.area, flux=self._fy2, area_flux=yfx,
-               q_out=self._q_i, **b["q_i"]),
-            *self._ppm_x.bind(self._q_i, crx, fx, **b["fx"]),
-            partial(self._corners_x, q),
-            *self._ppm_x.bind(q, crx, self._fx2, **b["fx2"]),
-            bs(self._inner_x, q=q, area=g.area, flux=self._fx2, area_flux=xfx,
-               q_out=self._q_j, **b["q_j"]),
-            *self._ppm_y.bind(self._q_j, cry, fy, **b["fy"]),
-            bs(self._average, inner=fx, outer=self._fx2, area_flux=xfx, **b["fx"]),
-            bs(self._average, inner=fy, outer=self._fy2, area_flux=yfx, **b["fy"]),
+            self._corners_y.bind(q),
+            bs(self._yppm, q=q, courant=cry, dxa=g.dya, flux=self._fy2, **b["fy2"]),
+            bs(self._xppm_inner, q=q, **y_update, courant=crx, dxa=g.dxa, **fx_mean, flux=fx,
+               **b["fx"]),
+            self._corners_x.bind(q),
+            bs(self._xppm_mean, q=q, **y_update, courant=crx, dxa=g.dxa, **fx_mean,
+               flux=self._fx2, **b["fx2"]),
+            bs(self._yppm_inner_mean, q=q, **x_update, courant=cry, dxa=g.dya, **fy_mean,
+               flux=fy, **b["fy"]),
         ])  # fmt: skip
 
     def __call__(
@@ -323,9 +397,8 @@ class FiniteVolumeTransport:
 
 
 class BoundTransport:
-    """One bound ``fvtp2d`` (see :meth:`FiniteVolumeTransport.bind`): corner fill for the y
-    sweep, the y-then-x fluxes, corner fill for the x sweep, the x-then-y fluxes and the
-    average, in order."""
+    """One bound ``fvtp2d`` (see :meth:`FiniteVolumeTransport.bind`): its corner fills and
+    stencil launches, in order."""
 
     def __init__(self, steps: list[Callable[[], None]]) -> None:
         self._steps = steps

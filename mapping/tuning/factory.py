@@ -102,7 +102,12 @@ class ScheduledStencilFactory(StencilFactory):
         self.build_cache = build_cache
         self.tuned_name = tuned_name
 
-    def _build(self, definition: Callable[..., None], externals: Mapping[str, Any] | None, name: str) -> Stencil:
+    def _build(
+        self, definition: Callable[..., None], externals: Mapping[str, Any] | None, name: str,
+        oir_skip: tuple[str, ...] = (),
+    ) -> Stencil:  # fmt: skip
+        """Built as the schedule says (its own OIR passes; ``oir_skip`` of the call is the
+        untuned default and does not apply)."""
         return build_with_schedule(
             definition, externals, name, self.schedule, self.build_cache, self.config.rebuild, self.tuned_name
         )
@@ -168,11 +173,12 @@ class TunedStencilFactory(StencilFactory):
         return None
 
     def _build(
-        self, definition: Callable[..., None], externals: Mapping[str, Any] | None, name: str
-    ) -> Stencil:
+        self, definition: Callable[..., None], externals: Mapping[str, Any] | None, name: str,
+        oir_skip: tuple[str, ...] = (),
+    ) -> Stencil:  # fmt: skip
         found = self.schedule_for(definition, externals)
         if found is None:
-            return super()._build(definition, externals, name)
+            return super()._build(definition, externals, name, oir_skip)
         tuned_name, schedule = found
         if schedule.fuse:
             raise StencilError(

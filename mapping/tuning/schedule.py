@@ -191,10 +191,9 @@ class Schedule:
         if self.opt_flags:
             opts["extra_opt_flags"] = self.opt_flags
         if self.oir_skip:
-            from gt4py.cartesian.gtc.passes.oir_pipeline import DefaultPipeline
+            from stencils.factory import oir_pipeline_without
 
-            by_name = {p.__name__: p for p in DefaultPipeline.all_steps()}
-            opts["oir_pipeline"] = DefaultPipeline(skip=[by_name[n] for n in self.oir_skip])
+            opts["oir_pipeline"] = oir_pipeline_without(self.oir_skip)
         if self.sdfg:
             from mapping.tuning.gt4py_hooks import SDFG_OPTION
 

@@ -111,3 +111,30 @@ def test_validation_can_be_switched_off(monkeypatch):
         pytest.fail("validate=False still ran the project's argument check")
     except Exception:
         pass  # GT4Py/numpy may fail on out-of-bounds access; that is not the project's check
+
+
+def test_oir_passes_can_be_skipped_per_stencil():
+    """``oir_skip`` builds another stencil (its own GT4Py ID and factory cache entry) with the
+    same results: hdiff without OnTheFlyMerging equals the default build bit for bit (its
+    Laplacian temporary is stored instead of recomputed per offset); unknown pass names are a
+    StencilError that lists the valid ones."""
+    lib = LIBRARY["hdiff"]
+    d = Domain(8, 8, 2, halo=2)
+    rng = np.random.default_rng(1)
+    inputs = {k: rng.random(d.shape) for k in ("in_field", "coeff")}
+    factory = StencilFactory("numpy")
+    default = factory(lib.definition)
+    skipped = factory(lib.definition, oir_skip=("OnTheFlyMerging",))
+    assert skipped is not default
+    assert skipped.stencil_object.__class__ is not default.stencil_object.__class__
+    assert factory(lib.definition, oir_skip=["OnTheFlyMerging"]) is skipped
+
+    def run(stencil):
+        f = {k: from_numpy(v, "numpy", d.origin) for k, v in inputs.items()}
+        f["out_field"] = from_numpy(np.zeros(d.shape), "numpy", d.origin)
+        stencil(origin=d.origin, domain=d.domain, **f)
+        return to_numpy(f["out_field"])
+
+    np.testing.assert_array_equal(run(skipped), run(default))
+    with pytest.raises(StencilError, match="unknown GT4Py OIR passes.*OnTheFlyMerging"):
+        factory(lib.definition, oir_skip=("OnTheFlyMerger",))
