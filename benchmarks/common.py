@@ -99,6 +99,27 @@ def time_call(
     return Timing(statistics.median(samples), min(samples), max(samples), repeats)
 
 
+def time_interleaved(
+    fns: dict[str, Callable[[], Any]], repeats: int = 10, warmup: int = 1
+) -> dict[str, Timing]:
+    """Median of ``repeats`` warm calls of each of ``fns``, called in interleaved rounds (each
+    round calls every function once, starting with a different one each round), so that
+    drift of a shared machine's speed affects all of them alike and their ratios stay fair."""
+    names = list(fns)
+    for _ in range(warmup):
+        for name in names:
+            fns[name]()
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for r in range(repeats):
+        for name in names[r % len(names) :] + names[: r % len(names)]:
+            t0 = time.perf_counter()
+            fns[name]()
+            samples[name].append(time.perf_counter() - t0)
+    return {
+        name: Timing(statistics.median(s), min(s), max(s), repeats) for name, s in samples.items()
+    }
+
+
 def machine_info() -> dict[str, Any]:
     return {
         "host": platform.node(),

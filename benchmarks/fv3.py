@@ -30,7 +30,7 @@ from benchmarks.common import (
     machine_info,
     markdown_table,
     stream_triad,
-    time_call,
+    time_interleaved,
     write_json,
 )
 
@@ -44,7 +44,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--resolution", type=int, default=48, help="cubed sphere C<N> (default 48)")
     p.add_argument("--backends", nargs="+", default=["numpy", "gt:cpu_ifirst"],
                    help="backends to measure (numpy is always the baseline)")
-    p.add_argument("--repeats", type=int, default=10, help="timed steps per backend (median)")
+    p.add_argument("--repeats", type=int, default=10, help="timed steps per backend (median; all backends interleaved round by round)")
     p.add_argument("--step", choices=["dynamics", "transport"], default="dynamics",
                    help="dynamics: TC2 shallow-water step (default); transport: TC1 fvtp2d step")
     p.add_argument("--mpi-ranks", type=int, default=6, choices=[0, 6],
@@ -252,7 +252,8 @@ def run(args: argparse.Namespace) -> int:
     counting.step()
     bytes_per_step = factory.counter[0]  # every field a stencil touches, once per call
     del counting
-    for backend in tqdm(backends, desc="fv3 bench", unit="backend", disable=None):
+    models = {}
+    for backend in tqdm(backends, desc="fv3 bench: build", unit="backend", disable=None):
         model, _, ranks = _model(backend, n, step=args.step)
         model.step()  # builds/loads everything; also the validation step
         h = model.state()
@@ -260,9 +261,12 @@ def run(args: argparse.Namespace) -> int:
             reference = h
         elif not np.allclose(h, reference, rtol=1e-12, atol=1e-9):
             raise BenchmarkError(f"{backend} disagrees with numpy after one step")
-        model.step()
-        t = time_call(model.step, repeats=args.repeats, warmup=1)
-        t_halo = time_call(model.halo, repeats=args.repeats, warmup=1)
+        models[backend] = model
+    # all backends timed in interleaved rounds: drift of the shared machine hits all alike
+    steps = time_interleaved({b: m.step for b, m in models.items()}, args.repeats)
+    halos = time_interleaved({b: m.halo for b, m in models.items()}, args.repeats)
+    for backend, model in models.items():
+        t, t_halo = steps[backend], halos[backend]
         shares = profile_step(model, args.repeats) if args.profile else None
         cells = 6 * n * n
         gbs = bytes_per_step / t.median_s / 1e9
