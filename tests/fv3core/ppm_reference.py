@@ -127,7 +127,6 @@ def fvtp2d_reference(q, crx, cry, xfx, yfx, area, dxa, dya, spec, hord, corners)
     numbers and swept areas on x/y faces; ``corners(direction, q)`` fills q's vertex halo
     corners before a sweep in that direction (FV3 ``copy_corners``)."""
     h, nx, ny = spec.n_halo, spec.nx, spec.ny
-    nxf, nyf = nx + 2 * h, ny + 2 * h
     area3 = area[..., None]
 
     def sweep(f, c, dx, along_x, first_faces, n, edges):
@@ -141,25 +140,26 @@ def fvtp2d_reference(q, crx, cry, xfx, yfx, area, dxa, dya, spec, hord, corners)
             out[i, : f.shape[1]] = v
         return out if along_x else out.transpose(1, 0, 2)
 
+    def advect(f, flux, area_flux, along_x, n):
+        """One-directional advective update of f on cells h..h+n-1 along x (or y)."""
+        t = (lambda a: a) if along_x else (lambda a: a.transpose(1, 0, 2))
+        f, flux, area_flux, a = t(f), t(flux), t(area_flux), t(area3)
+        m, s, sp = f.shape[1], slice(h, h + n), slice(h + 1, h + n + 1)
+        out = np.zeros_like(f)
+        out[s] = (f[s] * a[s] + flux[s, :m] * area_flux[s, :m] - flux[sp, :m] * area_flux[sp, :m]
+                  ) / (a[s] + area_flux[s, :m] - area_flux[sp, :m])  # fmt: skip
+        return t(out)
+
     x_edges, y_edges = (spec.on_west, spec.on_east), (spec.on_south, spec.on_north)
     qy = q.copy()
     corners("y", qy)
     fy2 = sweep(qy, cry, dya, False, h, ny, y_edges)
-    q_i = np.zeros_like(q)
-    j = slice(h, h + ny)
-    jp = slice(h + 1, h + ny + 1)
-    q_i[:, j] = (qy[:, j] * area3[:, j] + fy2[:nxf, j] * yfx[:nxf, j] - fy2[:nxf, jp]
-                 * yfx[:nxf, jp]) / (area3[:, j] + yfx[:nxf, j] - yfx[:nxf, jp])  # fmt: skip
+    q_i = advect(qy, fy2, yfx, False, ny)
     fx_yx = sweep(q_i, crx, dxa, True, h, nx, x_edges)
     qx = qy.copy()
     corners("x", qx)
     fx2 = sweep(qx, crx, dxa, True, h, nx, x_edges)
-    q_j = np.zeros_like(q)
-    i = slice(h, h + nx)
-    ip = slice(h + 1, h + nx + 1)
-    q_j[i] = (qx[i] * area3[i] + fx2[i, :nyf] * xfx[i, :nyf] - fx2[ip, :nyf] * xfx[ip, :nyf]) / (
-        area3[i] + xfx[i, :nyf] - xfx[ip, :nyf]
-    )
+    q_j = advect(qx, fx2, xfx, True, nx)
     fy_xy = sweep(q_j, cry, dya, False, h, ny, y_edges)
     fxs = (slice(h, h + nx + 1), slice(h, h + ny))
     fys = (slice(h, h + nx), slice(h, h + ny + 1))
