@@ -110,15 +110,16 @@ class CubeVertexFixes:
 
         def points(attr: Any, cells: list[tuple[int, int]], levels: bool = False) -> _Points:
             fields = [attr(r) for r in ranks]
-            return _Points(fields, [(n, i, j) for n, (i, j) in zip(owner, cells)], levels)
+            owners = owner * (len(cells) // len(owner))  # cells: one or two lists over vertices
+            return _Points(fields, [(n, i, j) for n, (i, j) in zip(owners, cells)], levels)
 
         def const(values: Any) -> np.ndarray:
             return np.array(values)
 
         col = [list(x) for x in zip(*faces)]
         b, c, fy, ny, low_y, high_y, fx, nx, low_x, high_x = col
-        self._w_b = [points(lambda r, k=k: r.w[k], b) for k in range(3)]
-        self._w_c = [points(lambda r, k=k: r.w[k], c) for k in range(3)]
+        self._n = len(b)
+        self._w_bc = [points(lambda r, k=k: r.w[k], b + c) for k in range(3)]
         self._faces = []
         for name, face, normal, low, high, lengths in (
             ("y", fy, ny, low_y, high_y, 1),
@@ -129,8 +130,7 @@ class CubeVertexFixes:
                 points(lambda r, a=f"hf{name}": getattr(r, a), face),
                 const(normal),
                 const([ranks[n].grid.lengths_np[lengths][p] for n, p in zip(owner, face)]),
-                points(lambda r: r.h, low),
-                points(lambda r: r.h, high),
+                points(lambda r: r.h, low + high),
             ))  # fmt: skip
         corner, si, sj, dfy, dfx, normal, length = [list(x) for x in zip(*duals)]
         dual = [ranks[n].grid.dual_np for n in owner]
@@ -150,7 +150,8 @@ class CubeVertexFixes:
 
     def _mean_wind(self) -> list[np.ndarray]:
         """Per vertex, the mean of cells B and C's 3-D A-grid winds (3 x vertices)."""
-        return [0.5 * (b.get() + c.get()) for b, c in zip(self._w_b, self._w_c)]
+        n = self._n
+        return [0.5 * (w[:n] + w[n:]) for w in (bc.get() for bc in self._w_bc)]
 
     @staticmethod
     def _along(mean: list[np.ndarray], direction: np.ndarray) -> np.ndarray:
@@ -161,10 +162,12 @@ class CubeVertexFixes:
         if not self.active:
             return
         mean = self._mean_wind()
-        for vn_points, flux_points, normal, length, low, high in self._faces:
+        n = self._n
+        for vn_points, flux_points, normal, length, upwind in self._faces:
             vn = self._along(mean, normal)
             vn_points.set(vn)
-            flux_points.set(vn * length * np.where(vn > 0, low.get(), high.get()))
+            h = upwind.get()  # the cells on the low side, then those on the high side
+            flux_points.set(vn * length * np.where(vn > 0, h[:n], h[n:]))
 
     def vertices(self) -> None:
         """The vertex's triangular dual cell: divergence with the B-C face's flux, and the
