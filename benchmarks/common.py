@@ -99,6 +99,24 @@ def time_call(
     return Timing(statistics.median(samples), min(samples), max(samples), repeats)
 
 
+_GOMP: Any = None
+
+
+def set_openmp_threads(n: int) -> None:
+    """``omp_set_num_threads(n)`` in this process's OpenMP runtime (GCC's libgomp, which the
+    compiled GT4Py/DaCe stencils use): later parallel regions started from this thread use
+    ``n`` threads."""
+    global _GOMP
+    if _GOMP is None:
+        import ctypes
+
+        try:
+            _GOMP = ctypes.CDLL("libgomp.so.1")
+        except OSError as exc:
+            raise BenchmarkError(f"cannot load libgomp.so.1 to set OpenMP threads: {exc}") from exc
+    _GOMP.omp_set_num_threads(int(n))
+
+
 def time_interleaved(
     fns: dict[str, Callable[[], Any]], repeats: int = 10, warmup: int = 1
 ) -> dict[str, Timing]:

@@ -29,6 +29,7 @@ from benchmarks.common import (
     atomic_write_text,
     machine_info,
     markdown_table,
+    set_openmp_threads,
     stream_triad,
     time_interleaved,
     write_json,
@@ -45,6 +46,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--backends", nargs="+", default=["numpy", "gt:cpu_ifirst"],
                    help="backends to measure (numpy is always the baseline)")
     p.add_argument("--repeats", type=int, default=10, help="timed steps per backend (median; all backends interleaved round by round)")
+    p.add_argument("--threads", type=int, nargs="+", default=[1],
+                   help="OpenMP threads of the compiled backends, one row per count (e.g. "
+                   "--threads 1 2: each backend with 1 and with 2 threads, interleaved in the "
+                   "same rounds); numpy is single-threaded")
     p.add_argument("--step", choices=["dynamics", "transport"], default="dynamics",
                    help="dynamics: TC2 shallow-water step (default); transport: TC1 fvtp2d step")
     p.add_argument("--mpi-ranks", type=int, default=6, choices=[0, 6],
@@ -230,7 +235,8 @@ def _mpi_share(backend: str, n: int, repeats: int, step: str) -> dict[str, float
         code = (f"from benchmarks.fv3 import mpi_worker; "
                 f"mpi_worker({backend!r}, {n}, {repeats}, {str(out)!r}, {step!r})")  # fmt: skip
         proc = subprocess.run([str(mpiexec), "-n", "6", sys.executable, "-c", code],
-                              capture_output=True, text=True, env=dict(os.environ))  # fmt: skip
+                              capture_output=True, text=True,
+                              env={**os.environ, "OMP_NUM_THREADS": "1"})  # fmt: skip
         if proc.returncode != 0 or not out.exists():
             raise BenchmarkError(f"mpiexec -n 6 benchmark worker failed:\n{proc.stderr[-2000:]}")
         data = json.loads(out.read_text())
@@ -262,16 +268,34 @@ def run(args: argparse.Namespace) -> int:
         elif not np.allclose(h, reference, rtol=1e-12, atol=1e-9):
             raise BenchmarkError(f"{backend} disagrees with numpy after one step")
         models[backend] = model
-    # all backends timed in interleaved rounds: drift of the shared machine hits all alike
-    steps = time_interleaved({b: m.step for b, m in models.items()}, args.repeats)
-    halos = time_interleaved({b: m.halo for b, m in models.items()}, args.repeats)
-    for backend, model in models.items():
-        t, t_halo = steps[backend], halos[backend]
+    # one row per backend and OpenMP thread count
+    rows_of: dict[str, tuple[str, int]] = {}
+    for backend in models:
+        for threads in [1] if backend == "numpy" else args.threads:
+            rows_of[backend if threads == 1 else f"{backend}, {threads} threads"] = (backend, threads)
+
+    def threaded(row: str, what: str) -> Any:
+        backend, threads = rows_of[row]
+        fn = getattr(models[backend], what)
+
+        def call() -> None:
+            set_openmp_threads(threads)
+            fn()
+
+        return call
+
+    # all rows timed in interleaved rounds: drift of the shared machine hits all alike
+    steps = time_interleaved({r: threaded(r, "step") for r in rows_of}, args.repeats)
+    halos = time_interleaved({r: threaded(r, "halo") for r in rows_of}, args.repeats)
+    for row, (backend, threads) in rows_of.items():
+        model = models[backend]
+        t, t_halo = steps[row], halos[row]
+        set_openmp_threads(threads)
         shares = profile_step(model, args.repeats) if args.profile else None
         cells = 6 * n * n
         gbs = bytes_per_step / t.median_s / 1e9
-        results[backend] = {
-            "step_ms": t.median_ms, "spread": t.spread, "cell_updates_per_s": cells / t.median_s,
+        results[row] = {
+            "backend": backend, "openmp_threads": threads, "step_ms": t.median_ms, "spread": t.spread, "cell_updates_per_s": cells / t.median_s,
             "bytes_per_step": bytes_per_step, "achieved_GBs": gbs,
             "fraction_of_stream": gbs / stream.triad_gbs,
             "halo_share_in_process": t_halo.median_s / t.median_s, "profile": shares,
@@ -280,7 +304,8 @@ def run(args: argparse.Namespace) -> int:
     for r in results.values():
         r["speedup_vs_numpy"] = base / r["step_ms"]
     best = min(results, key=lambda b: results[b]["step_ms"])
-    mpi = _mpi_share(best, n, args.repeats, args.step) if args.mpi_ranks else None
+    best_backend = results[best]["backend"]
+    mpi = _mpi_share(best_backend, n, args.repeats, args.step) if args.mpi_ranks else None
     payload = {
         "benchmark": NAME, "step": args.step, "resolution": n, "machine": machine_info(),
         "stream_triad_GBs": stream.triad_gbs, "backends": results, "mpi_6_ranks": mpi,
@@ -300,7 +325,9 @@ def run(args: argparse.Namespace) -> int:
             else "Williamson TC1 transport step (fvtp2d, hord 8)"),
         "",
         f"C{n}, 6 tiles, all ranks in one process; `stratoflow bench fv3 --resolution {n} "
-        f"--step {args.step} --json FILE`. STREAM triad in the same run: **{stream.triad_gbs:.1f} GB/s** "
+        f"--step {args.step} --threads {' '.join(map(str, args.threads))} --json FILE`; "
+        "rows without a thread count: 1 OpenMP thread. STREAM triad in the same run: "
+        f"**{stream.triad_gbs:.1f} GB/s** "
         f"({stream.threads} threads). Machine: {payload['machine'].get('cpu', '?')}; "
         "shared and noisy (other jobs ran concurrently), so read ratios, not absolute times.",
         "",
@@ -322,8 +349,8 @@ def run(args: argparse.Namespace) -> int:
         ]
     if mpi:
         md += [
-            f"Under `mpiexec -n 6` ({best}): step {1e3 * mpi['step_s']:.1f} ms, halo exchange "
-            f"{1e3 * mpi['halo_s']:.1f} ms = **{100 * mpi['halo_share']:.0f}%** of the step "
+            f"Under `mpiexec -n 6` ({best_backend}, 1 thread per rank): step "
+            f"{1e3 * mpi['step_s']:.1f} ms, halo exchange {1e3 * mpi['halo_s']:.1f} ms = **{100 * mpi['halo_share']:.0f}%** of the step "
             "(max over ranks; 6 ranks on the machine's cores, MPICH busy-waits).",
             "",
         ]
