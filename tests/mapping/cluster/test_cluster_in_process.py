@@ -78,7 +78,9 @@ def test_fields_in_one_buffer_need_few_copies(rng) -> None:
     results = []
     for stacked in (False, True):
         part, h, local = _setup(1, "D", np.random.default_rng(7), stacked)
-        exchanges = build_local(part, lambda r: [make_spec("D", local[r], h, corner_fill=True)])
+        exchanges = build_local(
+            part, lambda r, local=local, h=h: [make_spec("D", local[r], h, corner_fill=True)]
+        )
         direct = InProcessExchange(exchanges)
         direct.update()
         results.append((direct.n_copies, [a.copy() for arrays in local for a in arrays]))
