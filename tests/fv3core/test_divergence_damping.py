@@ -177,6 +177,7 @@ def test_tc2_with_del4_damping_keeps_the_error_level() -> None:
     assert abs(d4["mass_relative_change"]) < 1e-14
 
 
+@pytest.mark.slow  # ~85 s; the default suite checks del4 by its stencils and damping rates
 def test_tc2_c48_one_day_with_del4_is_stable() -> None:
     """TC2 at C48 for 1 day with nord = 1 (d4_bg 0.12): finite and at the nord = 0 error level
     (h l2 < 2e-4, wind l2 < 2e-3; measured 1.40e-4 / 1.32e-3, nord 0: 1.37e-4 / 1.33e-3).
