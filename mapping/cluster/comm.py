@@ -147,6 +147,10 @@ class LocalComm(Comm):
         box = _Mailbox()
         return [cls(r, size, box) for r in range(size)]
 
+    def same_group(self, other: object) -> bool:
+        """Whether ``other`` is a rank of the same :meth:`create` group as this one."""
+        return isinstance(other, LocalComm) and other._box is self._box
+
     def _check_peer(self, peer: int) -> None:
         if not 0 <= peer < self.size:
             raise HaloError(f"LocalComm: rank {peer} does not exist (size {self.size})")

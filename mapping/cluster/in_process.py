@@ -63,8 +63,8 @@ class InProcessExchange:
                 "use HaloExchange.start()/wait()"
             )
         size = comms[0].size
-        if sorted(c.rank for c in comms) != list(range(size)) or any(
-            c._box is not comms[0]._box for c in comms
+        if sorted(c.rank for c in comms) != list(range(size)) or not all(
+            comms[0].same_group(c) for c in comms
         ):
             raise HaloError(
                 f"InProcessExchange needs one HaloExchange per rank 0..{size - 1} of one "
@@ -122,15 +122,15 @@ class InProcessExchange:
                         f"{name}: the exchange computed values instead of copying them; "
                         f"InProcessExchange cannot reproduce it, use HaloExchange"
                     )
+                zero = value == 0.0  # a point the exchange zero-filled (ids are >= 1)
+                if np.any(zero):
+                    moves[(root, -1, 0)].append((dst[zero], dst[zero]))
                 code = code.astype(np.int64) - 1
                 sign = np.sign(value).astype(np.int64)
                 src_root = np.searchsorted(base, code, side="right") - 1
-                for s in (1, -1, 0):
-                    for r in np.unique(src_root[sign == s]) if s else [-1]:
-                        pick = (sign == s) & ((src_root == r) if s else True)
-                        if np.any(pick):
-                            src = code[pick] - base[r] if s else dst[pick]
-                            moves[(root, int(r), int(s))].append((dst[pick], src))
+                for s, r in sorted(set(zip(sign[~zero].tolist(), src_root[~zero].tolist()))):
+                    pick = (sign == s) & (src_root == r)
+                    moves[(root, r, s)].append((dst[pick], code[pick] - base[r]))
         finally:
             for (_, a), old in zip(fields, saved):
                 a[...] = old
@@ -186,14 +186,18 @@ class ExchangeGroup:
 
     ``update()`` is every rank's ``start()`` then every rank's ``wait()``; when the ranks are all
     in this process (see :func:`runs_in_process`) it is one :class:`InProcessExchange` instead
-    (bitwise the same, without buffers and messages), unless ``in_process=False``.
+    (bitwise the same, without buffers and messages), unless ``in_process=False`` or the
+    exchange does more than copy and negate values (then the messages run, as under MPI).
     """
 
     def __init__(self, exchanges: Sequence[HaloExchange], in_process: bool = True) -> None:
         self.exchanges = list(exchanges)
-        self.direct = (
-            InProcessExchange(exchanges) if in_process and runs_in_process(exchanges) else None
-        )
+        self.direct: InProcessExchange | None = None
+        if in_process:
+            try:
+                self.direct = InProcessExchange(exchanges)
+            except HaloError as reason:  # not all ranks here, not float64, or not plain copies
+                log.debug("halo exchange through messages: %s", reason)
 
     def update(self) -> None:
         if self.direct is not None:

@@ -127,3 +127,56 @@ def test_stacked_storages_share_one_allocation() -> None:
     assert views[1].strides == np.zeros(d.shape).strides
     other = pool.allocator(0)("q", Domain(3, 3, 1, 1))
     assert other.shape == (5, 5, 1) and not np.shares_memory(other, views[0])
+
+
+class _ZeroingExchange(HaloExchange):
+    """A HaloExchange whose ``wait()`` also zeroes the first halo row (as a boundary
+    condition would); ``scale`` != 1 makes it compute values instead of copying them."""
+
+    scale = 1.0
+
+    def wait(self) -> None:
+        super().wait()
+        for a in self._arrays:
+            a[0, :, :] = 0.0
+            a[1, :, :] *= self.scale
+
+
+def _zeroing_setup(rng, scale: float):
+    part, h, local = _setup(1, "center", rng)
+    comms = LocalComm.create(6)
+    exchanges = []
+    for r in range(6):
+        ex = _ZeroingExchange(comms[r], part, [make_spec("center", local[r], h)],
+                              packing="slicing")  # fmt: skip
+        ex.scale = scale
+        exchanges.append(ex)
+    return local, exchanges
+
+
+def test_zero_filled_points_are_reproduced(rng) -> None:
+    """Reference: the exchange's own start/wait (exact): points it sets to 0.0 are zeroed
+    by ``update()`` too, whatever they held before."""
+    local, exchanges = _zeroing_setup(rng, 1.0)
+    direct = InProcessExchange(exchanges)
+    before = [[a.copy() for a in arrays] for arrays in local]
+    exchange_all(exchanges)
+    want = [[a.copy() for a in arrays] for arrays in local]
+    assert all(np.all(w[0][0] == 0.0) for w in want)
+    assert all(np.any(b[0][0] != 0.0) for b in before)  # so the zero fill must happen
+    for arrays, olds in zip(local, before):
+        for a, old in zip(arrays, olds):
+            a[...] = old
+    direct.update()
+    for rank, (arrays, wants) in enumerate(zip(local, want)):
+        for a, w in zip(arrays, wants):
+            assert np.array_equal(a, w), f"rank {rank} differs"
+
+
+def test_exchange_that_computes_values_falls_back_to_messages(rng) -> None:
+    """An exchange that scales halo values cannot be traced as copies: InProcessExchange says
+    so, and ExchangeGroup runs the exchanges themselves (equal to start/wait by definition)."""
+    _, exchanges = _zeroing_setup(rng, 0.5)
+    with pytest.raises(HaloError, match="computed values instead of copying"):
+        InProcessExchange(exchanges)
+    assert ExchangeGroup(exchanges).direct is None
