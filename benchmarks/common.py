@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import platform
 import shutil
@@ -67,6 +68,8 @@ class Timing:
     min_s: float
     max_s: float
     repeats: int
+    #: consecutive calls each sample is the mean of
+    calls_per_sample: int = 1
 
     @property
     def median_ms(self) -> float:
@@ -118,23 +121,42 @@ def set_openmp_threads(n: int) -> None:
 
 
 def time_interleaved(
-    fns: dict[str, Callable[[], Any]], repeats: int = 10, warmup: int = 1
+    fns: dict[str, Callable[[], Any]],
+    repeats: int = 10,
+    warmup: int = 1,
+    min_round_seconds: float = 0.0,
 ) -> dict[str, Timing]:
     """Median of ``repeats`` warm calls of each of ``fns``, called in interleaved rounds (each
-    round calls every function once, starting with a different one each round), so that
-    drift of a shared machine's speed affects all of them alike and their ratios stay fair."""
+    round calls every function, starting with a different one each round), so that drift of a
+    shared machine's speed affects all of them alike and their ratios stay fair.
+
+    With ``min_round_seconds`` a function's turn in a round is that many consecutive calls that
+    take at least ``min_round_seconds`` together (sized by one call after the warm-up), and a sample
+    is their mean: the steady state of a run that calls the same function over and over,
+    rather than one call right after the other functions have filled the caches with their
+    data.  ``Timing.calls_per_sample`` says how many calls each sample averages."""
     names = list(fns)
     for _ in range(warmup):
         for name in names:
             fns[name]()
+    batch = dict.fromkeys(names, 1)
+    if min_round_seconds > 0:  # one more call each, after the warm-up, sizes the turns
+        for name in names:
+            t0 = time.perf_counter()
+            fns[name]()
+            seconds = max(time.perf_counter() - t0, 1e-9)
+            batch[name] = max(1, math.ceil(min_round_seconds / seconds))
     samples: dict[str, list[float]] = {name: [] for name in names}
     for r in range(repeats):
         for name in names[r % len(names) :] + names[: r % len(names)]:
+            fn, calls = fns[name], batch[name]
             t0 = time.perf_counter()
-            fns[name]()
-            samples[name].append(time.perf_counter() - t0)
+            for _ in range(calls):
+                fn()
+            samples[name].append((time.perf_counter() - t0) / calls)
     return {
-        name: Timing(statistics.median(s), min(s), max(s), repeats) for name, s in samples.items()
+        name: Timing(statistics.median(s), min(s), max(s), repeats, batch[name])
+        for name, s in samples.items()
     }
 
 

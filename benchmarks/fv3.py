@@ -45,7 +45,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--resolution", type=int, default=48, help="cubed sphere C<N> (default 48)")
     p.add_argument("--backends", nargs="+", default=["numpy", "gt:cpu_ifirst"],
                    help="backends to measure (numpy is always the baseline)")
-    p.add_argument("--repeats", type=int, default=10, help="timed steps per backend (median; all backends interleaved round by round)")
+    p.add_argument("--repeats", type=int, default=10,
+                   help="timed samples per backend (median; all backends interleaved round "
+                   "by round)")
+    p.add_argument("--min-round-ms", type=float, default=50.0,
+                   help="each backend's turn in a round is as many consecutive steps as take "
+                   "at least this long (1 numpy step, several compiled ones), and a sample is "
+                   "their mean: the steady state of a run (default 50; 0: one step per turn, "
+                   "right after the other backends' steps)")
     p.add_argument("--threads", type=int, nargs="+", default=[1],
                    help="OpenMP threads of the compiled backends, one row per count (e.g. "
                    "--threads 1 2: each backend with 1 and with 2 threads, interleaved in the "
@@ -285,8 +292,11 @@ def run(args: argparse.Namespace) -> int:
         return call
 
     # all rows timed in interleaved rounds: drift of the shared machine hits all alike
-    steps = time_interleaved({r: threaded(r, "step") for r in rows_of}, args.repeats)
-    halos = time_interleaved({r: threaded(r, "halo") for r in rows_of}, args.repeats)
+    round_s = args.min_round_ms / 1e3
+    steps = time_interleaved({r: threaded(r, "step") for r in rows_of}, args.repeats,
+                             min_round_seconds=round_s)  # fmt: skip
+    halos = time_interleaved({r: threaded(r, "halo") for r in rows_of}, args.repeats,
+                             min_round_seconds=round_s)  # fmt: skip
     for row, (backend, threads) in rows_of.items():
         model = models[backend]
         t, t_halo = steps[row], halos[row]
@@ -295,7 +305,8 @@ def run(args: argparse.Namespace) -> int:
         cells = 6 * n * n
         gbs = bytes_per_step / t.median_s / 1e9
         results[row] = {
-            "backend": backend, "openmp_threads": threads, "step_ms": t.median_ms, "spread": t.spread, "cell_updates_per_s": cells / t.median_s,
+            "backend": backend, "openmp_threads": threads, "step_ms": t.median_ms, "spread": t.spread,
+            "steps_per_sample": t.calls_per_sample, "cell_updates_per_s": cells / t.median_s,
             "bytes_per_step": bytes_per_step, "achieved_GBs": gbs,
             "fraction_of_stream": gbs / stream.triad_gbs,
             "halo_share_in_process": t_halo.median_s / t.median_s, "profile": shares,
@@ -325,8 +336,12 @@ def run(args: argparse.Namespace) -> int:
             else "Williamson TC1 transport step (fvtp2d, hord 8)"),
         "",
         f"C{n}, 6 tiles, all ranks in one process; `stratoflow bench fv3 --resolution {n} "
-        f"--step {args.step} --threads {' '.join(map(str, args.threads))} --json FILE`; "
-        "rows without a thread count: 1 OpenMP thread. STREAM triad in the same run: "
+        f"--step {args.step} --threads {' '.join(map(str, args.threads))} "
+        f"--min-round-ms {args.min_round_ms:g} --json FILE`; "
+        "rows without a thread count: 1 OpenMP thread. Each row's turn in a round is "
+        f"consecutive steps lasting >= {args.min_round_ms:g} ms (steps per sample: "
+        + ", ".join(f"{b} {r['steps_per_sample']}" for b, r in results.items())
+        + "), all rows interleaved round by round. STREAM triad in the same run: "
         f"**{stream.triad_gbs:.1f} GB/s** "
         f"({stream.threads} threads). Machine: {payload['machine'].get('cpu', '?')}; "
         "shared and noisy (other jobs ran concurrently), so read ratios, not absolute times.",
