@@ -14,6 +14,7 @@ from fv3core.advection import Advection, AdvectionConfig
 from fv3core.config import FV3Config
 from fv3core.ranks import Rank, build_ranks
 from fv3core.testcases.williamson import A_EARTH, CosineBell, SolidBodyFlow, normalized_errors
+from stencils.atomic import atomic_output
 
 log = logging.getLogger(__name__)
 
@@ -161,8 +162,6 @@ def _run_advection(config: FV3Config, mpi: bool, progress: bool) -> RunResult:
 
 def write_netcdf(result: RunResult, path: str | Path) -> Path:
     """CF-style netCDF (dims time, tile, y, x; lon/lat of cell centres), written atomically."""
-    import os
-    import tempfile
 
     import xarray as xr
 
@@ -202,13 +201,6 @@ def write_netcdf(result: RunResult, path: str | Path) -> Path:
     for name in result.fields:
         ds[name].attrs["coordinates"] = "lon lat"
         ds[name].attrs["cell_measures"] = "area: area"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    os.close(fd)
-    try:
+    with atomic_output(path) as tmp:
         ds.to_netcdf(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
     return path

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
 from fv3core.errors import FV3ConfigError
+from stencils.atomic import atomic_output
 
 
 def plot_field(path: str | Path, var: str = "h", output: str | Path | None = None,
@@ -51,13 +50,9 @@ def plot_field(path: str | Path, var: str = "h", output: str | Path | None = Non
     ax.set_ylabel("latitude (degrees north)")
     ax.set_title(title)
     out = Path(output) if output else path.with_name(f"{path.stem}_{var}.png")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".png", dir=out.parent)
-    os.close(fd)
     try:
-        fig.savefig(tmp, format="png", bbox_inches="tight")
-        os.replace(tmp, out)
+        with atomic_output(out) as tmp:
+            fig.savefig(tmp, format="png", bbox_inches="tight")
     finally:
         plt.close(fig)
-        Path(tmp).unlink(missing_ok=True)
     return out

@@ -16,24 +16,15 @@ import argparse
 import json
 import logging
 import math
-import os
-import tempfile
 from pathlib import Path
 
 from fv3core.config import FV3Config
 from fv3core.driver import run
+from stencils.atomic import atomic_write_text
 
 ALPHAS = {"0": 0.0, "pi/2-0.05": math.pi / 2 - 0.05}
 DOC = Path(__file__).resolve().parent.parent / "docs" / "fv3core" / "williamson.md"
 log = logging.getLogger(__name__)
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
 
 
 def _key(n: int, alpha: str, hord: int) -> str:
@@ -138,7 +129,7 @@ def _run_shallow_water_cases(args: argparse.Namespace, results: dict[str, dict])
                             "dt": res.dt, "steps": res.steps, "seconds": res.seconds,
                             "backend": args.backend, **res.diagnostics}  # fmt: skip
             log.info("%s: %s", key, results[key])
-            _atomic_write(args.json, json.dumps(results, indent=1))
+            atomic_write_text(args.json, json.dumps(results, indent=1))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -169,13 +160,13 @@ def main(argv: list[str] | None = None) -> int:
                 results[key] = {"resolution": n, "alpha": alpha, "hord": hord, "dt": res.dt,
                                 "steps": res.steps, "seconds": res.seconds, **res.diagnostics}
                 log.info("%s: %s", key, results[key])
-                _atomic_write(args.json, json.dumps(results, indent=1))
+                atomic_write_text(args.json, json.dumps(results, indent=1))
     text = args.markdown.read_text() if args.markdown.exists() else ""
     tc1 = {k: r for k, r in results.items() if r.get("case", "tc1") == "tc1"}
     text = _replace_block(text, "table", table(tc1))
     text = _replace_block(text, "tc2", tc2_table(results))
     text = _replace_block(text, "tc56", conservation_table(results))
-    _atomic_write(args.markdown, text)
+    atomic_write_text(args.markdown, text)
     return 0
 
 

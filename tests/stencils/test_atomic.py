@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from stencils.atomic import atomic_write_bytes, atomic_write_text
+from stencils.atomic import atomic_output, atomic_write_bytes, atomic_write_text
 
 
 def test_write_creates_folders_and_replaces(tmp_path: Path):
@@ -24,3 +24,21 @@ def test_failed_write_keeps_old_version_and_leaves_no_temp(tmp_path: Path):
         atomic_write_bytes(target, "not bytes")  # type: ignore[arg-type]
     assert target.read_bytes() == b"old"
     assert [p.name for p in tmp_path.iterdir()] == ["out.bin"]
+
+
+def test_atomic_output_for_writers_that_take_a_path(tmp_path: Path):
+    """A writer that needs a file name (netCDF, torch.save, savefig) writes the temporary
+    file; the target appears, world-readable, only when the block ends without an error."""
+    target = tmp_path / "sub" / "fields.nc"
+    with atomic_output(target) as tmp:
+        assert tmp.parent == target.parent and tmp != target
+        tmp.write_bytes(b"first")
+        assert not target.exists()
+    assert target.read_bytes() == b"first"
+    assert target.stat().st_mode & 0o777 == 0o644
+    with pytest.raises(RuntimeError, match="writer failed"):
+        with atomic_output(target) as tmp:
+            tmp.write_bytes(b"half")
+            raise RuntimeError("writer failed")
+    assert target.read_bytes() == b"first"
+    assert [p.name for p in target.parent.iterdir()] == ["fields.nc"]
