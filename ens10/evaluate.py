@@ -26,7 +26,7 @@ import xarray as xr  # noqa: E402
 from ens10 import schema  # noqa: E402
 from ens10.baselines.data import FieldTensors, load_split  # noqa: E402
 from ens10.errors import ENS10DataError  # noqa: E402
-from ens10.io.atomic import temp_path, write_text  # noqa: E402
+from ens10.io.atomic import atomic_output, write_text  # noqa: E402
 from ens10.io.preprocessed import open_efi  # noqa: E402
 from ens10.metrics.crps import crps_ensemble, crps_gaussian  # noqa: E402
 from ens10.metrics.diagnostics import (  # noqa: E402
@@ -120,13 +120,11 @@ def score_target(data_dir: Path, target: str, ckpts: Sequence[dict], split: str,
 
 
 def _save_fig(fig, path: Path) -> None:
-    tmp = temp_path(path.with_suffix(".png"))
     try:
-        fig.savefig(tmp, dpi=110, format="png", bbox_inches="tight")
-        tmp.replace(path)
+        with atomic_output(path) as tmp:
+            fig.savefig(tmp, dpi=110, format="png", bbox_inches="tight")
     finally:
         plt.close(fig)
-        tmp.unlink(missing_ok=True)
 
 
 def _plot_maps(maps: dict, lat, lon, target: str, path: Path) -> None:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,7 +31,7 @@ from ens10 import schema
 from ens10.baselines.data import FieldTensors, fit_normalisation, load_split
 from ens10.baselines.models import MODELS, build_model
 from ens10.errors import ENS10DataError
-from ens10.io.atomic import temp_path
+from ens10.io.atomic import atomic_output
 from ens10.metrics.diagnostics import latitude_weights
 from ens10.metrics.torch import GaussianCRPSLoss
 
@@ -73,13 +72,8 @@ class TrainConfig:
 
 
 def save_atomic(obj, path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = temp_path(path)
-    try:
+    with atomic_output(path) as tmp:
         torch.save(obj, tmp)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
     return path
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,7 +27,7 @@ from ens10.inference.exporter import ExportedModel, export_model, load_model, re
 from ens10.inference.forecasts import Forecasts, detect_layout, open_forecasts
 from ens10.inference.runner import InferenceProgram
 from ens10.inference.stacked import loops_supported
-from ens10.io.atomic import temp_path
+from ens10.io.atomic import atomic_output
 from stencils import CPU_BACKENDS, StencilFactory
 
 log = logging.getLogger(__name__)
@@ -147,13 +148,12 @@ def postprocess(cfg: PostprocessConfig, comm=None) -> Path | None:
             block = cache[t]
             return runner({n: block[i] for n, i in zip(exported.forecast_inputs, order)})
 
-    tmp = None
-    if rank == 0:
-        cfg.out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = temp_path(cfg.out)
-        _skeleton(tmp, fc, exported, cfg)
-    try:
-        nc = netCDF4.Dataset(tmp, "a") if rank == 0 else None
+    # rank 0 writes the output (through a temporary file); the other ranks only compute
+    with atomic_output(cfg.out) if rank == 0 else nullcontext() as tmp:
+        nc = None
+        if tmp is not None:
+            _skeleton(tmp, fc, exported, cfg)
+            nc = netCDF4.Dataset(tmp, "a")
         try:
             times = range(len(fc.valid_time))
             bar = tqdm(times, desc=f"postprocess {exported.model}/{exported.target}", unit="time",
@@ -166,14 +166,10 @@ def postprocess(cfg: PostprocessConfig, comm=None) -> Path | None:
         finally:
             if nc is not None:
                 nc.close()
-        if rank == 0:
-            os.replace(tmp, cfg.out)
-            log.info("wrote %s (%d times, backend %s)", cfg.out, len(fc.valid_time), cfg.backend)
-            return cfg.out
+    if rank != 0:
         return None
-    finally:
-        if tmp is not None:
-            tmp.unlink(missing_ok=True)
+    log.info("wrote %s (%d times, backend %s)", cfg.out, len(fc.valid_time), cfg.backend)
+    return cfg.out
 
 
 def parse_layout(text: str | None) -> tuple[int, int] | None:

@@ -4,46 +4,50 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import xarray as xr
 
+# ens10's core does not import ``stencils`` (GT4Py); this is the ENS-10 side of
+# ``stencils.atomic.atomic_output``.
 
-def temp_path(path: Path) -> Path:
-    """A fresh temporary file beside ``path`` (world-readable like a normal output)."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+
+@contextmanager
+def atomic_output(path: Path | str) -> Iterator[Path]:
+    """``with atomic_output(path) as tmp:`` -- write ``tmp``, a fresh world-readable file
+    beside ``path``; it replaces ``path`` when the block ends without an error and is deleted
+    when the block raises (an older ``path`` survives)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
-    os.chmod(tmp, 0o644)
-    return Path(tmp)
+    tmp = Path(name)
+    try:
+        tmp.chmod(0o644)
+        yield tmp
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def write_text(path: Path | str, text: str) -> Path:
+    """Write ``text`` to ``path`` atomically."""
+    with atomic_output(path) as tmp:
+        tmp.write_text(text)
+    return Path(path)
 
 
 def write_netcdf(ds: xr.Dataset, path: Path | str, encoding: dict | None = None) -> Path:
     """Write ``ds`` as netCDF4 to ``path`` atomically; float variables stored as float32."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     enc = {
         name: {"dtype": "float32", "zlib": False}
         for name, var in ds.data_vars.items()
         if var.dtype.kind == "f"
     }
     enc.update(encoding or {})
-    tmp = temp_path(path)
-    try:
+    with atomic_output(path) as tmp:
         ds.to_netcdf(tmp, encoding=enc, engine="netcdf4")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return path
-
-
-def write_text(path: Path | str, text: str) -> Path:
-    """Write ``text`` to ``path`` atomically."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = temp_path(path)
-    try:
-        tmp.write_text(text)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
     return path

@@ -23,7 +23,7 @@ from tqdm import tqdm
 
 from ens10 import schema
 from ens10.errors import ENS10DataError
-from ens10.io.atomic import temp_path, write_netcdf
+from ens10.io.atomic import atomic_output, write_netcdf
 from ens10.io.raw import open_raw, raw_files
 from ens10.sample import compute_efi, write_efi, write_members
 
@@ -117,9 +117,8 @@ def preprocess(
             if not src.is_file():
                 raise ENS10DataError(f"missing ERA5 target file {src} for {t.name}")
             dst = out_dir / t.era5_file
-            tmp = temp_path(dst)
-            shutil.copyfile(src, tmp)
-            tmp.replace(dst)
+            with atomic_output(dst) as tmp:
+                shutil.copyfile(src, tmp)
             written.append(dst)
     else:
         log.info("no --era5-dir given: put %s into %s before training",

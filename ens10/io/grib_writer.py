@@ -10,7 +10,6 @@ stream enfh, 16-bit simple packing, latitude 90 -> -90. SST is masked over land 
 from __future__ import annotations
 
 import logging
-import os
 from pathlib import Path
 
 import eccodes
@@ -18,7 +17,7 @@ import numpy as np
 from tqdm import tqdm
 
 from ens10 import schema
-from ens10.io.atomic import temp_path
+from ens10.io.atomic import atomic_output
 
 log = logging.getLogger(__name__)
 
@@ -97,9 +96,8 @@ def write_grib_layout(gen, out_dir: Path) -> list[Path]:
         jobs = [(kind, d) for d in dates for kind in ("pl", "sfc")]
         for kind, mmdd in tqdm(jobs, desc="sample GRIB", unit="file", leave=False):
             path = out_dir / schema.raw_file_name(kind, mmdd)
-            tmp = temp_path(path)
             levels = cfg.grib_levels if kind == "pl" else (None,)
-            with open(tmp, "wb") as fh:
+            with atomic_output(path) as tmp, open(tmp, "wb") as fh:
                 for year in years:
                     for step in schema.STEPS_H:
                         for var in schema.VARIABLES[kind]:
@@ -107,7 +105,6 @@ def write_grib_layout(gen, out_dir: Path) -> list[Path]:
                                 x = gen.members(var, level, step, year, mmdd)
                                 for k in range(schema.MEMBERS):
                                     templates.write(fh, var, level, year, mmdd, step, k + 1, x[k])
-            os.replace(tmp, path)
             written.append(path)
     finally:
         templates.close()

@@ -124,3 +124,20 @@ def test_layout_copy_is_self_contained(sample_grib, tmp_path):
     a = ens10.open_dataset(dst, "sfc", variables=["t2m"])
     b = ens10.open_dataset(sample_grib / "grib", "sfc", variables=["t2m"])
     np.testing.assert_array_equal(a["t2m"].values, b["t2m"].values)
+
+
+def test_atomic_output_replaces_only_after_a_complete_write(tmp_path):
+    """Reference: the contract of ens10.io.atomic (as stencils.atomic, which ens10's core may
+    not import): the target appears world-readable after the block; a failing writer leaves
+    the older version and no temporary file."""
+    from ens10.io.atomic import atomic_output, write_text
+
+    target = tmp_path / "scores.csv"
+    write_text(target, "old\n")
+    assert target.stat().st_mode & 0o777 == 0o644
+    with pytest.raises(OSError, match="disk full"):
+        with atomic_output(target) as tmp:
+            tmp.write_text("half")
+            raise OSError("disk full")
+    assert target.read_text() == "old\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["scores.csv"]
