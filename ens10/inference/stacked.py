@@ -20,7 +20,7 @@ parameters, so still quick to build).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -146,37 +146,46 @@ def _loop(var: str, bound: int, body: Sequence[str]) -> list[str]:
     return [f"{var} = 0", f"while {var} < {bound}:", *(f"    {line}" for line in body), f"    {var} = {var} + 1"]
 
 
-def dense_stage(label: str, x: str, y: str, n_out: int, n_in: int, loops: bool) -> Stage:
-    """``y[n] = max(b[n] + sum_c w[n, c] x[c], 0)`` over stacked channels (tables
-    ``{label}_w``, ``{label}_b``)."""
+def _weighted_relu_stage(
+    label: str, x: str, y: str, n_out: int, n_in: int, loops: bool, w_shape: tuple[int, ...],
+    window: Callable[[str | int, str | int], list[str]], offset_reads: tuple[str, ...] = (),
+) -> Stage:
+    """``y[o] = max(b[o] + sum_c sum(window(o, c)), 0)`` over stacked channels (tables
+    ``{label}_w`` of ``w_shape`` and ``{label}_b``): the dense and convolution layers."""
     w, b = f"{label}_w", f"{label}_b"
-    types = {x: stack_type(n_in), w: table_type((n_out, n_in)), b: table_type((n_out,)), y: stack_type(n_out)}
-    if loops:
-        body: Body = _loop("n", n_out, [f"acc = {b}.A[n]", *_loop("c", n_in, [
-            f"acc = acc + {w}.A[n, c] * {_ch(x, 'c')}"]), f"{_ch(y, 'n')} = max(acc, 0.0)"])
-    else:
-        body = [(_ch(y, n), f"max({tree_sum([f'{b}.A[{n}]', *(f'{w}.A[{n}, {c}] * {_ch(x, c)}' for c in range(n_in))])}, 0.0)")
-                for n in range(n_out)]
-    return Stage(label, body, (x, w, b), (y,), types)
-
-
-def conv_stage(label: str, x: str, y: str, n_out: int, n_in: int, taps: Taps, loops: bool) -> Stage:
-    """3x3 convolution + ReLU over stacked channels: ``y[o] = max(b[o] + sum_{c,a,b}
-    w[o, c, a, b] x[c] at (taps[a], taps[b]), 0)`` (``taps`` are the lat/lon offsets)."""
-    w, b = f"{label}_w", f"{label}_b"
-    types = {x: stack_type(n_in), w: table_type((n_out, n_in, 3, 3)), b: table_type((n_out,)), y: stack_type(n_out)}
-
-    def window(o: str | int, c: str | int) -> list[str]:
-        return [f"{w}.A[{o}, {c}, {a}, {bb}] * {_ch(x, c, (da, db))}"
-                for a, da in enumerate(taps) for bb, db in enumerate(taps)]
-
+    types = {x: stack_type(n_in), w: table_type(w_shape), b: table_type((n_out,)),
+             y: stack_type(n_out)}  # fmt: skip
     if loops:
         body: Body = _loop("o", n_out, [f"acc = {b}.A[o]", *_loop("c", n_in, [
             f"acc = acc + {tree_sum(window('o', 'c'))}"]), f"{_ch(y, 'o')} = max(acc, 0.0)"])
     else:
         body = [(_ch(y, o), f"max({tree_sum([f'{b}.A[{o}]', *(t for c in range(n_in) for t in window(o, c))])}, 0.0)")
                 for o in range(n_out)]
-    return Stage(label, body, (x, w, b), (y,), types, offset_reads=(x,))
+    return Stage(label, body, (x, w, b), (y,), types, offset_reads=offset_reads)
+
+
+def dense_stage(label: str, x: str, y: str, n_out: int, n_in: int, loops: bool) -> Stage:
+    """``y[n] = max(b[n] + sum_c w[n, c] x[c], 0)`` over stacked channels (tables
+    ``{label}_w``, ``{label}_b``)."""
+    w = f"{label}_w"
+
+    def window(o: str | int, c: str | int) -> list[str]:
+        return [f"{w}.A[{o}, {c}] * {_ch(x, c)}"]
+
+    return _weighted_relu_stage(label, x, y, n_out, n_in, loops, (n_out, n_in), window)
+
+
+def conv_stage(label: str, x: str, y: str, n_out: int, n_in: int, taps: Taps, loops: bool) -> Stage:
+    """3x3 convolution + ReLU over stacked channels: ``y[o] = max(b[o] + sum_{c,a,b}
+    w[o, c, a, b] x[c] at (taps[a], taps[b]), 0)`` (``taps`` are the lat/lon offsets)."""
+    w = f"{label}_w"
+
+    def window(o: str | int, c: str | int) -> list[str]:
+        return [f"{w}.A[{o}, {c}, {a}, {bb}] * {_ch(x, c, (da, db))}"
+                for a, da in enumerate(taps) for bb, db in enumerate(taps)]
+
+    return _weighted_relu_stage(label, x, y, n_out, n_in, loops, (n_out, n_in, 3, 3), window,
+                                offset_reads=(x,))  # fmt: skip
 
 
 def maxpool_stage(label: str, x: str, y: str, n: int, loops: bool) -> Stage:
