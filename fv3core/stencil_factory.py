@@ -11,6 +11,8 @@ database file is created by a run.
 from __future__ import annotations
 
 import logging
+from pathlib import Path
+from typing import Any
 
 from stencils.config import env_flag
 from stencils.factory import StencilFactory
@@ -18,15 +20,32 @@ from stencils.factory import StencilFactory
 log = logging.getLogger(__name__)
 
 
-def stencil_factory(backend: str) -> StencilFactory:
-    """A :class:`TunedStencilFactory` for ``backend`` when applied schedules exist, else a
-    plain :class:`StencilFactory`."""
+def _tuning_db() -> Path | None:
+    """The tuning database fv3core runs read, or None (``STRATOFLOW_TUNED=0``, no file)."""
     if not env_flag("STRATOFLOW_TUNED", True):
-        return StencilFactory(backend)
+        return None
     from mapping.tuning.db import default_db_path
 
     path = default_db_path()
-    if not path.is_file():
+    return path if path.is_file() else None
+
+
+def applied_schedules() -> dict[str, Any]:
+    """Stencil name -> the applied tuned ``Schedule`` that fv3core runs build it with (empty
+    without a database or with ``STRATOFLOW_TUNED=0``): part of what decides a run's result."""
+    path = _tuning_db()
+    if path is None:
+        return {}
+    from mapping.tuning.db import TuningDB
+
+    return TuningDB(path).applied()
+
+
+def stencil_factory(backend: str) -> StencilFactory:
+    """A :class:`TunedStencilFactory` for ``backend`` when applied schedules exist, else a
+    plain :class:`StencilFactory`."""
+    path = _tuning_db()
+    if path is None:
         return StencilFactory(backend)
     from mapping.tuning.factory import TunedStencilFactory
 

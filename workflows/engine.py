@@ -72,7 +72,8 @@ class RunOutcome:
 
 def step_hash(inst: StepInstance, dep_hashes: list[str]) -> str:
     """Identity of a step's result: kind (and adapter version), parameters, the content of
-    its input files, and the hashes of the steps it reads from."""
+    its input files, the hashes of the steps it reads from, and the kind's
+    :meth:`~workflows.kinds.base.Kind.hash_context` (e.g. FV3's applied tuned schedules)."""
     step = inst.step
     kind = KINDS[step.kind]  # type: ignore[attr-defined]
     params = step.model_dump(mode="json", exclude={"name", "description", "retries", "after"})
@@ -81,6 +82,9 @@ def step_hash(inst: StepInstance, dep_hashes: list[str]) -> str:
         "kind": kind.name, "adapter": kind.version(), "params": params, "files": files,
         "deps": sorted(dep_hashes),
     }  # fmt: skip
+    context = kind.hash_context(step)
+    if context:  # (absent when empty: hashes of steps without context stay as they were)
+        payload["context"] = context
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 

@@ -189,3 +189,27 @@ def test_unsafe_paths_never_reach_a_shell(bad, tmp_path):
         spec = {"name": "p", "steps": [{"name": "m", "kind": "mpi", "script": "s.py"}]}
         with pytest.raises(SpecError, match="could reach a shell"):
             parse_spec(spec, "p.yaml", folder)
+
+
+def test_fv3_step_hash_follows_the_applied_tuned_schedules(tmp_path, monkeypatch):
+    """Reference: the definition of the step hash -- an FV3 run builds its stencils with the
+    applied tuned schedules, so applying one (or switching them off) must change the hash,
+    and the hash must not change while the database stays the same."""
+    from mapping.tuning.db import TuningDB
+    from mapping.tuning.schedule import Schedule
+    from workflows.engine import step_hash
+    from workflows.spec import expand
+
+    monkeypatch.setenv("STRATOFLOW_TUNING_DB", str(tmp_path / "tuning.sqlite"))
+    monkeypatch.setenv("STRATOFLOW_TUNED", "1")
+    spec = parse_spec({"name": "fv3", "steps": [{"name": "tc2", "kind": "fv3", "days": 0.1}]},
+                      "test.yaml")  # fmt: skip
+    (inst,) = expand(spec)
+    untuned = step_hash(inst, [])
+    TuningDB(tmp_path / "tuning.sqlite")  # an empty database changes nothing
+    assert step_hash(inst, []) == untuned
+    TuningDB(tmp_path / "tuning.sqlite").apply("dgrid_to_agrid", Schedule("gt:cpu_ifirst"), 1.5)
+    tuned = step_hash(inst, [])
+    assert tuned != untuned and step_hash(inst, []) == tuned
+    monkeypatch.setenv("STRATOFLOW_TUNED", "0")
+    assert step_hash(inst, []) == untuned

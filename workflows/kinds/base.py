@@ -66,6 +66,12 @@ class Kind:
         """Part of the step hash: change it when the adapter's command line changes."""
         return "1"
 
+    def hash_context(self, step: StepBase) -> dict[str, Any]:
+        """What decides this step's result besides its parameters, input files and the steps
+        it reads from (e.g. the tuned schedules its stencils are built with); part of the
+        step hash when not empty."""
+        return {}
+
 
 PYTHON = sys.executable
 

@@ -65,6 +65,17 @@ class FV3Kind(CliKind):
     def probe_args(self) -> tuple[str, ...]:
         return self._args(FV3Step(name="probe", kind="fv3"), Path("probe.nc"))
 
+    def hash_context(self, step: StepBase) -> dict[str, Any]:
+        """The tuned schedules the run's stencils are built with (fv3core.stencil_factory):
+        applying or removing one reruns the step instead of reusing its old output."""
+        try:
+            from fv3core.stencil_factory import applied_schedules
+        except ImportError:
+            return {}
+        applied = applied_schedules()
+        return {"tuned_schedules": {k: s.to_dict() for k, s in sorted(applied.items())}} \
+            if applied else {}  # fmt: skip
+
     def missing_for(self, step: StepBase) -> str | None:
         assert isinstance(step, FV3Step)
         reason = self.missing()
