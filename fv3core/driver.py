@@ -162,7 +162,6 @@ def _run_advection(config: FV3Config, mpi: bool, progress: bool) -> RunResult:
 
 def write_netcdf(result: RunResult, path: str | Path) -> Path:
     """CF-style netCDF (dims time, tile, y, x; lon/lat of cell centres), written atomically."""
-
     import xarray as xr
 
     path = Path(path)
