@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from stencils.atomic import atomic_write_text
+from stencils.atomic import atomic_update_block, atomic_write_text
 
 log = logging.getLogger(__name__)
 
@@ -200,6 +200,13 @@ def _cpu_model() -> str:
 
 def write_json(path: Path | str, payload: dict[str, Any]) -> Path:
     return atomic_write_text(path, json.dumps(payload, indent=2, sort_keys=False) + "\n")
+
+
+def write_markdown(path: Path, text: str) -> Path:
+    """Write a benchmark's generated Markdown as the ``benchmark`` block of ``path``
+    (between ``<!-- benchmark:start -->`` and ``<!-- benchmark:end -->``): the hand-written
+    text around it, such as earlier runs and what was tried, stays."""
+    return atomic_update_block(path, "benchmark", text)
 
 
 def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:

@@ -15,11 +15,11 @@ from pathlib import Path
 from benchmarks.common import (
     DOCS_BENCH,
     BenchmarkError,
-    atomic_write_text,
     machine_info,
     markdown_table,
     stream_triad,
     write_json,
+    write_markdown,
 )
 
 NAME = "ens10"
@@ -128,6 +128,6 @@ def run(args: argparse.Namespace) -> int:
         + f"\n## Scores on the test years ({args.target})\n\n" + scores_md
     )
     if not args.no_doc:
-        atomic_write_text(DOCS_BENCH / "ens10.md", doc)
+        write_markdown(DOCS_BENCH / "ens10.md", doc)
     print(doc)
     return 0

@@ -25,12 +25,12 @@ import numpy as np
 from benchmarks.common import (
     DOCS_BENCH,
     BenchmarkError,
-    atomic_write_text,
     machine_info,
     markdown_table,
     stream_triad,
     time_call,
     write_json,
+    write_markdown,
 )
 
 log = logging.getLogger(__name__)
@@ -215,7 +215,7 @@ def run(args: argparse.Namespace) -> int:
                "hidden": args.hidden, "channels": args.channels, "results": results}
     if args.json:
         write_json(args.json, payload)
-    atomic_write_text(args.doc, _markdown(payload, args))
+    write_markdown(args.doc, _markdown(payload, args))
     print(_table(payload))
     return 0
 

@@ -26,13 +26,13 @@ import numpy as np
 from benchmarks.common import (
     DOCS_BENCH,
     BenchmarkError,
-    atomic_write_text,
     machine_info,
     markdown_table,
     set_openmp_threads,
     stream_triad,
     time_interleaved,
     write_json,
+    write_markdown,
 )
 
 NAME = "fv3"
@@ -372,6 +372,6 @@ def run(args: argparse.Namespace) -> int:
     target = results[best]["speedup_vs_numpy"]
     md += [f"Target: best backend >= 20x numpy per step. Measured: {best} {target:.1f}x "
            f"({'met' if target >= 20 else 'not met'}).", ""]  # fmt: skip
-    atomic_write_text(args.markdown, "\n".join(md))
+    write_markdown(args.markdown, "\n".join(md))
     sys.stdout.write("\n".join(md) + "\n")
     return 0

@@ -24,11 +24,11 @@ import numpy as np
 from benchmarks.common import (
     DOCS_BENCH,
     BenchmarkError,
-    atomic_write_text,
     machine_info,
     markdown_table,
     stream_triad,
     write_json,
+    write_markdown,
 )
 
 NAME = "halo"
@@ -212,6 +212,6 @@ def run(args: argparse.Namespace) -> int:
         "over the STREAM triad.\n\n" + table + "\n## Phases (mean per exchange, rank 0)\n\n"
         + phases
     )
-    atomic_write_text(args.markdown, doc)
+    write_markdown(args.markdown, doc)
     print(table, end="")
     return 0

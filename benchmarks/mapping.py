@@ -12,12 +12,12 @@ from pathlib import Path
 from benchmarks.common import (
     DOCS_BENCH,
     BenchmarkError,
-    atomic_write_text,
     machine_info,
     markdown_table,
     stream_triad,
     time_call,
     write_json,
+    write_markdown,
 )
 
 NAME = "map"
@@ -145,6 +145,6 @@ def run(args: argparse.Namespace) -> int:
                          r["model_over_simulated"], r["sim_s"], r["points_per_s"], r["stencil_points_per_s"],
                          r["stream_over_triad"], r["model_gops"]] for r in sims]),
     ]
-    atomic_write_text(args.markdown, "\n".join(md) + "\n")
+    write_markdown(args.markdown, "\n".join(md) + "\n")
     log.info("wrote %s", args.markdown)
     return 0

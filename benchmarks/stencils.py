@@ -137,7 +137,7 @@ def _cache_note(shape: tuple[int, int, int], l3: int | None) -> str:
 
 
 def _write_markdown(path: Path, payload: dict, shape: tuple[int, int, int]) -> None:
-    from benchmarks.common import atomic_write_text
+    from benchmarks.common import write_markdown
 
     rows = [
         (r["stencil"], r["backend"], r["median_ms"], r["gbs"], 100 * r["fraction_of_stream"],
@@ -165,4 +165,4 @@ def _write_markdown(path: Path, payload: dict, shape: tuple[int, int, int]) -> N
         + "\n## All cases\n\n"
         + markdown_table(["stencil", "backend", "median ms", "GB/s", "% of STREAM", "x numpy", "noise %"], rows)
     )
-    atomic_write_text(path, text)
+    write_markdown(path, text)

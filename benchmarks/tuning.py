@@ -32,6 +32,7 @@ from benchmarks.common import (
     markdown_table,
     stream_triad,
     write_json,
+    write_markdown,
 )
 
 NAME = "tuning"
@@ -438,4 +439,4 @@ def _write_markdown(path: Path, p: dict[str, Any]) -> None:
         "by construction (the minimum over 61 noisy timings, with its selection bias). The "
         "'(search timings)' column is always the latter.",
     ]
-    atomic_write_text(path, "\n".join(text) + "\n")
+    write_markdown(path, "\n".join(text) + "\n")

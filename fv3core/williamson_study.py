@@ -20,7 +20,7 @@ from pathlib import Path
 
 from fv3core.config import FV3Config
 from fv3core.driver import run
-from stencils.atomic import atomic_write_text
+from stencils.atomic import atomic_write_text, replace_block
 
 ALPHAS = {"0": 0.0, "pi/2-0.05": math.pi / 2 - 0.05}
 DOC = Path(__file__).resolve().parent.parent / "docs" / "fv3core" / "williamson.md"
@@ -107,14 +107,6 @@ def conservation_table(results: dict[str, dict]) -> str:
     return "\n".join(lines)
 
 
-def _replace_block(text: str, name: str, body: str) -> str:
-    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
-    block = f"{start}\n{body}\n{end}"
-    if start in text and end in text:
-        return text[: text.index(start)] + block + text[text.index(end) + len(end):]
-    return text + "\n" + block + "\n"
-
-
 def _run_shallow_water_cases(args: argparse.Namespace, results: dict[str, dict]) -> None:
     for case in [c for c in args.cases if c in SW_CASES]:
         days = args.days if case == "tc2" else SW_DAYS[case]
@@ -163,9 +155,9 @@ def main(argv: list[str] | None = None) -> int:
                 atomic_write_text(args.json, json.dumps(results, indent=1))
     text = args.markdown.read_text() if args.markdown.exists() else ""
     tc1 = {k: r for k, r in results.items() if r.get("case", "tc1") == "tc1"}
-    text = _replace_block(text, "table", table(tc1))
-    text = _replace_block(text, "tc2", tc2_table(results))
-    text = _replace_block(text, "tc56", conservation_table(results))
+    text = replace_block(text, "table", table(tc1))
+    text = replace_block(text, "tc2", tc2_table(results))
+    text = replace_block(text, "tc56", conservation_table(results))
     atomic_write_text(args.markdown, text)
     return 0
 

@@ -38,3 +38,24 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
 def atomic_write_text(path: str | Path, text: str) -> Path:
     """:func:`atomic_write_bytes` of ``text`` encoded as UTF-8."""
     return atomic_write_bytes(path, text.encode())
+
+
+def replace_block(text: str, name: str, body: str) -> str:
+    """``text`` with the block between ``<!-- name:start -->`` and ``<!-- name:end -->``
+    replaced by ``body``; without those markers the block is appended, so nothing already in
+    ``text`` is lost (the hand-written parts of a document around a generated table)."""
+    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+    block = f"{start}\n{body.rstrip()}\n{end}"
+    i = text.find(start)
+    j = text.find(end, i) if i >= 0 else -1
+    if j >= 0:
+        return text[:i] + block + text[j + len(end) :]
+    return (text.rstrip("\n") + "\n\n" if text.strip() else "") + block + "\n"
+
+
+def atomic_update_block(path: str | Path, name: str, body: str) -> Path:
+    """Rewrite the marked block ``name`` of the text file ``path`` (created if missing) with
+    ``body`` (:func:`replace_block`), atomically."""
+    path = Path(path)
+    text = path.read_text() if path.exists() else ""
+    return atomic_write_text(path, replace_block(text, name, body))

@@ -6,7 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from stencils.atomic import atomic_output, atomic_write_bytes, atomic_write_text
+from stencils.atomic import (
+    atomic_output,
+    atomic_update_block,
+    atomic_write_bytes,
+    atomic_write_text,
+    replace_block,
+)
 
 
 def test_write_creates_folders_and_replaces(tmp_path: Path):
@@ -42,3 +48,32 @@ def test_atomic_output_for_writers_that_take_a_path(tmp_path: Path):
             raise RuntimeError("writer failed")
     assert target.read_bytes() == b"first"
     assert [p.name for p in target.parent.iterdir()] == ["fields.nc"]
+
+
+def test_update_block_keeps_the_hand_written_text_around_it(tmp_path: Path):
+    """A generated table between its markers is replaced; the text before and after it (a
+    document's hand-written history) stays byte for byte, and a second run with the same
+    table changes nothing."""
+    doc = tmp_path / "bench.md"
+    doc.write_text("# Title\n\n<!-- bench:start -->\nold table\n<!-- bench:end -->\n\n## Notes\nkept\n")
+    atomic_update_block(doc, "bench", "new table\n")
+    expected = "# Title\n\n<!-- bench:start -->\nnew table\n<!-- bench:end -->\n\n## Notes\nkept\n"
+    assert doc.read_text() == expected
+    atomic_update_block(doc, "bench", "new table")
+    assert doc.read_text() == expected
+
+
+def test_update_block_without_markers_appends_and_loses_nothing(tmp_path: Path):
+    """A file without the markers keeps all of its text, the block is appended; a missing
+    file is created with the block alone; other blocks' markers are left alone."""
+    doc = tmp_path / "notes.md"
+    doc.write_text("hand-written\n<!-- other:start -->\nx\n<!-- other:end -->\n")
+    atomic_update_block(doc, "bench", "table")
+    assert doc.read_text() == (
+        "hand-written\n<!-- other:start -->\nx\n<!-- other:end -->\n\n"
+        "<!-- bench:start -->\ntable\n<!-- bench:end -->\n"
+    )
+    fresh = tmp_path / "new" / "fresh.md"
+    atomic_update_block(fresh, "bench", "table")
+    assert fresh.read_text() == "<!-- bench:start -->\ntable\n<!-- bench:end -->\n"
+    assert replace_block("a <!-- b:end --> <!-- b:start -->", "b", "t").startswith("a <!-- b:end -->")
