@@ -18,6 +18,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +65,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--profile", action="store_true",
                    help="also break each backend's step time down (cProfile, cumulative): "
                    "stencil kernels, halo exchange, NumPy vertex fixes/corner copies, rest")
+    p.add_argument("--kernels", action="store_true",
+                   help="also time every stencil launch of one step on its own, warm (each "
+                   "repeated in place on its recorded arguments), summed per stencil: where "
+                   "the kernel time goes without the cache misses of the real sequence")
     p.add_argument("--markdown", type=Path, default=DOCS_BENCH / "fv3core.md",
                    help="Markdown table to write (default docs/benchmarks/fv3core.md)")
 
@@ -207,10 +212,69 @@ def profile_step(model: Any, repeats: int) -> dict[str, float]:
     return shares
 
 
+def kernel_times(model: Any, samples: int = 5, min_sample_s: float = 2e-3) -> dict[str, dict]:
+    """Warm time of every stencil launch of one step, each on its own: the
+    :class:`~fv3core.stencils.launch.BoundStencil` launches of one ``model.step()`` are recorded,
+    then each is repeated in place (enough calls for ``min_sample_s``; best of ``samples``).
+    Per stencil name: launches per step, seconds per step and per launch.  The repeats change
+    the model's state (in-place updates): time a model that is not used afterwards."""
+    from fv3core.stencils.launch import BoundStencil
+
+    launches: list[Any] = []
+    original = BoundStencil.__call__
+
+    def recording(self: Any) -> None:
+        launches.append(self)
+        original(self)
+
+    BoundStencil.__call__ = recording  # type: ignore[method-assign]
+    try:
+        model.step()
+    finally:
+        BoundStencil.__call__ = original  # type: ignore[method-assign]
+    out: dict[str, dict] = {}
+    for launch in launches:
+        t0 = time.perf_counter()
+        launch()
+        calls = max(1, int(np.ceil(min_sample_s / max(time.perf_counter() - t0, 1e-9))))
+        best = np.inf
+        for _ in range(samples):
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                launch()
+            best = min(best, (time.perf_counter() - t0) / calls)
+        entry = out.setdefault(launch.stencil.name, {"launches": 0, "seconds_per_step": 0.0})
+        entry["launches"] += 1
+        entry["seconds_per_step"] += best
+    for entry in out.values():
+        entry["seconds_per_launch"] = entry["seconds_per_step"] / entry["launches"]
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]["seconds_per_step"]))
+
+
+def _kernel_table(results: dict[str, Any]) -> list[str]:
+    """Markdown lines of the ``--kernels`` times, one column per row of the benchmark."""
+    timed = {row: r["kernels"] for row, r in results.items() if r.get("kernels")}
+    fastest = min(timed.values(), key=lambda k: sum(e["seconds_per_step"] for e in k.values()))
+    names = list(fastest)  # ordered by the fastest row's time
+    rows = [[name, fastest[name]["launches"],
+             *(f"{1e3 * k[name]['seconds_per_step']:.3f}" if name in k else "" for k in timed.values())]
+            for name in names]  # fmt: skip
+    rows.append(["**all launches**", sum(r[1] for r in rows),
+                 *(f"**{1e3 * sum(e['seconds_per_step'] for e in k.values()):.2f}**"
+                   for k in timed.values())])  # fmt: skip
+    return [
+        "Warm kernel times (`--kernels`: each stencil launch of one step repeated on its own on "
+        "its recorded arguments, best of 5; ms per step, summed over a stencil's launches). "
+        "Inside the step the kernels run slower: each phase goes through all six tiles, so a "
+        "kernel mostly finds its fields outside the caches.",
+        "",
+        markdown_table(["stencil", "launches per step", *(f"{row} (ms)" for row in timed)], rows),
+        "",
+    ]
+
+
 def mpi_worker(backend: str, n: int, repeats: int, out: str, step: str = "dynamics") -> None:
     """Run under mpiexec -n 6: per-rank step time and halo-exchange time; rank 0 writes JSON."""
-    import time
-
     part_ranks = _ranks(n, mpi=True)  # collective (communicator duplication): all ranks at once
     comm = part_ranks[1][0].comm
     for turn in range(comm.size):  # serial stencil-cache warm-up
@@ -311,6 +375,10 @@ def run(args: argparse.Namespace) -> int:
             "fraction_of_stream": gbs / stream.triad_gbs,
             "halo_share_in_process": t_halo.median_s / t.median_s, "profile": shares,
         }  # fmt: skip
+    if args.kernels:  # last: the repeated launches change the models' states
+        for row, (backend, threads) in rows_of.items():
+            set_openmp_threads(threads)
+            results[row]["kernels"] = kernel_times(models[backend])
     base = results["numpy"]["step_ms"]
     for r in results.values():
         r["speedup_vs_numpy"] = base / r["step_ms"]
@@ -362,6 +430,8 @@ def run(args: argparse.Namespace) -> int:
                             for b, r in results.items()]),  # fmt: skip
             "",
         ]
+    if args.kernels:
+        md += _kernel_table(results)
     if mpi:
         md += [
             f"Under `mpiexec -n 6` ({best_backend}, 1 thread per rank): step "
