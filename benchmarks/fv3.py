@@ -213,27 +213,15 @@ def profile_step(model: Any, repeats: int) -> dict[str, float]:
 
 
 def kernel_times(model: Any, samples: int = 5, min_sample_s: float = 2e-3) -> dict[str, dict]:
-    """Warm time of every stencil launch of one step, each on its own: the
-    :class:`~fv3core.stencils.launch.BoundStencil` launches of one ``model.step()`` are recorded,
-    then each is repeated in place (enough calls for ``min_sample_s``; best of ``samples``).
-    Per stencil name: launches per step, seconds per step and per launch.  The repeats change
-    the model's state (in-place updates): time a model that is not used afterwards."""
-    from fv3core.stencils.launch import BoundStencil
+    """Warm time of every stencil launch of one step, each on its own: the launches of one
+    ``model.step()`` (:func:`fv3core.stencils.launch.launches_of`) are each repeated in place
+    (enough calls for ``min_sample_s``; best of ``samples``).  Per stencil name: launches per
+    step, seconds per step and per launch.  The repeats change the model's state (in-place
+    updates): time a model that is not used afterwards."""
+    from fv3core.stencils.launch import launches_of
 
-    launches: list[Any] = []
-    original = BoundStencil.__call__
-
-    def recording(self: Any) -> None:
-        launches.append(self)
-        original(self)
-
-    BoundStencil.__call__ = recording  # type: ignore[method-assign]
-    try:
-        model.step()
-    finally:
-        BoundStencil.__call__ = original  # type: ignore[method-assign]
     out: dict[str, dict] = {}
-    for launch in launches:
+    for launch in launches_of(model.step):
         t0 = time.perf_counter()
         launch()
         calls = max(1, int(np.ceil(min_sample_s / max(time.perf_counter() - t0, 1e-9))))

@@ -14,7 +14,7 @@ unchanged: ``run`` is what GT4Py's ``__call__`` ends in.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 
@@ -71,6 +71,24 @@ class BoundStencil:
             recorded = _record_extension_call(self.stencil.stencil_object, self._run_kwargs)
             if recorded is not None:
                 self._extension, self._extension_args = recorded
+
+
+def launches_of(run: Callable[[], None]) -> list[BoundStencil]:
+    """The :class:`BoundStencil` launches that ``run()`` makes, in call order (repeats
+    included); they run as usual.  For profiling tools: timing each launch on its own."""
+    launches: list[BoundStencil] = []
+    original = BoundStencil.__call__
+
+    def recording(self: BoundStencil) -> None:
+        launches.append(self)
+        original(self)
+
+    BoundStencil.__call__ = recording  # type: ignore[method-assign]
+    try:
+        run()
+    finally:
+        BoundStencil.__call__ = original  # type: ignore[method-assign]
+    return launches
 
 
 class _Recorder:
