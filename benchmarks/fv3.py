@@ -253,8 +253,8 @@ def _kernel_table(results: dict[str, Any]) -> list[str]:
     return [
         "Warm kernel times (`--kernels`: each stencil launch of one step repeated on its own on "
         "its recorded arguments, best of 5; ms per step, summed over a stencil's launches). "
-        "Inside the step the kernels run slower: each phase goes through all six tiles, so a "
-        "kernel mostly finds its fields outside the caches.",
+        "Inside the step the kernels take longer (see the profile): each phase goes through all "
+        "six tiles before the next, so a kernel's fields are likely no longer in the caches.",
         "",
         markdown_table(["stencil", "launches per step", *(f"{row} (ms)" for row in timed)], rows),
         "",
