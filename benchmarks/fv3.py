@@ -215,25 +215,19 @@ def profile_step(model: Any, repeats: int) -> dict[str, float]:
 def kernel_times(model: Any, samples: int = 5, min_sample_s: float = 2e-3) -> dict[str, dict]:
     """Warm time of every stencil launch of one step, each on its own: the launches of one
     ``model.step()`` (:func:`fv3core.stencils.launch.launches_of`) are each repeated in place
-    (enough calls for ``min_sample_s``; best of ``samples``).  Per stencil name: launches per
+    (:func:`~benchmarks.common.time_interleaved` samples of at least ``min_sample_s``; best of
+    ``samples``).  Per stencil name: launches per
     step, seconds per step and per launch.  The repeats change the model's state (in-place
     updates): time a model that is not used afterwards."""
     from fv3core.stencils.launch import launches_of
 
     out: dict[str, dict] = {}
-    for launch in launches_of(model.step):
-        t0 = time.perf_counter()
-        launch()
-        calls = max(1, int(np.ceil(min_sample_s / max(time.perf_counter() - t0, 1e-9))))
-        best = np.inf
-        for _ in range(samples):
-            t0 = time.perf_counter()
-            for _ in range(calls):
-                launch()
-            best = min(best, (time.perf_counter() - t0) / calls)
+    for launch in launches_of(model.step):  # the step warmed each launch up
+        timing = time_interleaved({"launch": launch}, samples, warmup=0,
+                                  min_round_seconds=min_sample_s)["launch"]  # fmt: skip
         entry = out.setdefault(launch.stencil.name, {"launches": 0, "seconds_per_step": 0.0})
         entry["launches"] += 1
-        entry["seconds_per_step"] += best
+        entry["seconds_per_step"] += timing.min_s
     for entry in out.values():
         entry["seconds_per_launch"] = entry["seconds_per_step"] / entry["launches"]
     return dict(sorted(out.items(), key=lambda kv: -kv[1]["seconds_per_step"]))
