@@ -66,9 +66,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="also break each backend's step time down (cProfile, cumulative): "
                    "stencil kernels, halo exchange, NumPy vertex fixes/corner copies, rest")
     p.add_argument("--kernels", action="store_true",
-                   help="also time every stencil launch of one step on its own, warm (each "
-                   "repeated in place on its recorded arguments), summed per stencil: where "
-                   "the kernel time goes without the cache misses of the real sequence")
+                   help="also time every stencil launch, summed per stencil, twice: inside the "
+                   "step (median of 10 steps) and warm (each repeated in place on its recorded "
+                   "arguments, its fields in the caches); the difference is what moving data "
+                   "into the caches costs the step")
     p.add_argument("--markdown", type=Path, default=DOCS_BENCH / "fv3core.md",
                    help="Markdown table to write (default docs/benchmarks/fv3core.md)")
 
@@ -212,22 +213,37 @@ def profile_step(model: Any, repeats: int) -> dict[str, float]:
     return shares
 
 
-def kernel_times(model: Any, samples: int = 5, min_sample_s: float = 2e-3) -> dict[str, dict]:
-    """Warm time of every stencil launch of one step, each on its own: the launches of one
-    ``model.step()`` (:func:`fv3core.stencils.launch.launches_of`) are each repeated in place
-    (:func:`~benchmarks.common.time_interleaved` samples of at least ``min_sample_s``; best of
-    ``samples``).  Per stencil name: launches per
-    step, seconds per step and per launch.  The repeats change the model's state (in-place
-    updates): time a model that is not used afterwards."""
-    from fv3core.stencils.launch import launches_of
+def kernel_times(
+    model: Any, samples: int = 5, min_sample_s: float = 2e-3, steps: int = 10
+) -> dict[str, dict]:
+    """Per stencil name, the time of its launches per step, two ways:
 
+    * inside the step (``in_step_seconds_per_step``): each launch timed where it runs in
+      ``steps`` consecutive ``model.step()`` calls
+      (:func:`fv3core.stencils.launch.timed_launches`), median over the steps;
+    * warm (``seconds_per_step``): each launch of the last of those steps repeated in place
+      on its own (:func:`~benchmarks.common.time_interleaved` samples of at least
+      ``min_sample_s``; best of ``samples``), so its fields are in the caches.
+
+    The difference is what cold caches cost inside the step.  Also: launches per step and
+    warm seconds per launch.  The repeats change the model's state (in-place updates): time a
+    model that is not used afterwards."""
+    from fv3core.stencils.launch import timed_launches
+
+    runs = [timed_launches(model.step, time.perf_counter) for _ in range(steps)]
+    if len({len(run) for run in runs}) != 1:
+        raise BenchmarkError(f"--kernels: the step's launches changed between steps "
+                             f"({sorted({len(run) for run in runs})} launches)")
+    in_step = np.median([[seconds for _, seconds in run] for run in runs], axis=0)
     out: dict[str, dict] = {}
-    for launch in launches_of(model.step):  # the step warmed each launch up
+    for (launch, _), inside in zip(runs[-1], in_step):  # the steps warmed each launch up
         timing = time_interleaved({"launch": launch}, samples, warmup=0,
                                   min_round_seconds=min_sample_s)["launch"]  # fmt: skip
-        entry = out.setdefault(launch.stencil.name, {"launches": 0, "seconds_per_step": 0.0})
+        entry = out.setdefault(launch.stencil.name, {"launches": 0, "seconds_per_step": 0.0,
+                                                     "in_step_seconds_per_step": 0.0})
         entry["launches"] += 1
         entry["seconds_per_step"] += timing.min_s
+        entry["in_step_seconds_per_step"] += float(inside)
     for entry in out.values():
         entry["seconds_per_launch"] = entry["seconds_per_step"] / entry["launches"]
     return dict(sorted(out.items(), key=lambda kv: -kv[1]["seconds_per_step"]))
@@ -238,19 +254,31 @@ def _kernel_table(results: dict[str, Any]) -> list[str]:
     timed = {row: r["kernels"] for row, r in results.items() if r.get("kernels")}
     fastest = min(timed.values(), key=lambda k: sum(e["seconds_per_step"] for e in k.values()))
     names = list(fastest)  # ordered by the fastest row's time
-    rows = [[name, fastest[name]["launches"],
-             *(f"{1e3 * k[name]['seconds_per_step']:.3f}" if name in k else "" for k in timed.values())]
+
+    def cell(k: dict, name: str) -> str:
+        e = k.get(name)
+        return f"{1e3 * e['seconds_per_step']:.3f} / {1e3 * e['in_step_seconds_per_step']:.3f}" \
+            if e else ""
+
+    def total(k: dict, key: str) -> float:
+        return 1e3 * sum(e[key] for e in k.values())
+
+    rows = [[name, fastest[name]["launches"], *(cell(k, name) for k in timed.values())]
             for name in names]  # fmt: skip
     rows.append(["**all launches**", sum(r[1] for r in rows),
-                 *(f"**{1e3 * sum(e['seconds_per_step'] for e in k.values()):.2f}**"
-                   for k in timed.values())])  # fmt: skip
+                 *(f"**{total(k, 'seconds_per_step'):.2f} / "
+                   f"{total(k, 'in_step_seconds_per_step'):.2f}**" for k in timed.values())])
     return [
-        "Warm kernel times (`--kernels`: each stencil launch of one step repeated on its own on "
-        "its recorded arguments, best of 5; ms per step, summed over a stencil's launches). "
-        "Inside the step the kernels take longer (see the profile): each phase goes through all "
-        "six tiles before the next, so a kernel's fields are likely no longer in the caches.",
+        "Kernel times (`--kernels`), ms per step summed over a stencil's launches, as "
+        "*warm / inside the step*. Warm: each stencil launch of one step repeated on its own "
+        "on its recorded arguments, best of 5, so its fields are in the caches. Inside the "
+        "step: each launch timed where it runs, median of 10 steps (a phase runs stencil-"
+        "major: one stencil for all six tiles, then the next). The difference is what a "
+        "launch pays for what other code left in the caches and predictors: its fields, but "
+        "also its code (see the session-7 notes below the table).",
         "",
-        markdown_table(["stencil", "launches per step", *(f"{row} (ms)" for row in timed)], rows),
+        markdown_table(["stencil", "launches per step",
+                        *(f"{row} (ms)" for row in timed)], rows),  # fmt: skip
         "",
     ]
 

@@ -14,7 +14,7 @@ unchanged: ``run`` is what GT4Py's ``__call__`` ends in.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 
@@ -73,15 +73,36 @@ class BoundStencil:
                 self._extension, self._extension_args = recorded
 
 
-def launches_of(run: Callable[[], None]) -> list[BoundStencil]:
+def stencil_major(per_rank: Sequence[Sequence[Callable[[], None]]]) -> list[Callable[[], None]]:
+    """One phase's calls of several ranks (each rank's list in its own order, touching only
+    that rank's fields) in stencil-major order: every rank's first call, then every rank's
+    second, ...  The same compiled stencil then runs for all ranks in a row, its code and
+    the interpreter's path to it still in the caches (C48 step 5-7% faster than rank by
+    rank on gt:cpu_ifirst, C12 21%; bitwise the same, since no call reads another rank's
+    fields)."""
+    lengths = {len(calls) for calls in per_rank}
+    if len(lengths) > 1:
+        raise ValueError(f"stencil_major: the ranks' phases differ in length {sorted(lengths)}")
+    return [calls[i] for i in range(lengths.pop() if lengths else 0) for calls in per_rank]
+
+
+def timed_launches(
+    run: Callable[[], None], clock: Callable[[], float] | None = None
+) -> list[tuple[BoundStencil, float]]:
     """The :class:`BoundStencil` launches that ``run()`` makes, in call order (repeats
-    included); they run as usual.  For profiling tools: timing each launch on its own."""
-    launches: list[BoundStencil] = []
+    included), each with its duration inside ``run()`` (seconds by ``clock``, default
+    ``time.perf_counter``): its fields as warm or cold as the code before it left them.  The
+    launches run as usual; for profiling tools (e.g. timing each launch on its own too)."""
+    import time
+
+    clock = clock or time.perf_counter
+    launches: list[tuple[BoundStencil, float]] = []
     original = BoundStencil.__call__
 
     def recording(self: BoundStencil) -> None:
-        launches.append(self)
+        start = clock()
         original(self)
+        launches.append((self, clock() - start))
 
     BoundStencil.__call__ = recording  # type: ignore[method-assign]
     try:
