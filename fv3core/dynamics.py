@@ -28,7 +28,7 @@ from fv3core.ranks import Rank
 from fv3core.stencils import divergence_damping as dd
 from fv3core.stencils import shallow_water as sw
 from fv3core.stencils.directions import X, Y
-from fv3core.stencils.launch import BoundStencil
+from fv3core.stencils.launch import BoundStencil, stencil_major
 from fv3core.stencils.transport import (
     FiniteVolumeTransport,
     TransportGrid,
@@ -513,45 +513,45 @@ class RankDynamics:
                dt=dt, **b["ufaces"]),
         ]  # fmt: skip
 
-    # ---- the pieces of one acoustic step (called in order by ShallowWaterDynamics) -----------
-    def c_grid_normal_winds(self) -> None:
-        """d2a2c: A-grid winds, absolute vorticity, C-grid normal winds and depth fluxes; needs
-        filled halos of h, u, v.  (The cube-vertex faces are fixed next, for all ranks:
-        :meth:`CubeVertexFixes.faces`.)"""
-        self._k_d2a()
-        for call in self._k_cnormal:
-            call()
+    # ---- the pieces of one acoustic step (run in order by ShallowWaterDynamics) ---------------
+    #: the phases of the step, in order: between two of them come halo updates or vertex fixes
+    PHASES = ("c_grid_normal_winds", "c_grid_update", "depth_fluxes",
+              "depth_update_and_vorticity_fluxes", "corner_potential", "wind_update")  # fmt: skip
 
-    def c_grid_update(self) -> None:
-        """The rest of ``c_sw``: half-step depth and potential, C-grid wind update."""
-        self._k_half()
-        for call in self._k_cupdate:
-            call()
+    def phase_calls(self, phase: str) -> list[Any]:
+        """The calls of one phase (bound stencil launches and corner fills; an fvtp2d
+        contributes its steps), in order; they touch only this rank's fields.
 
-    def depth_fluxes(self) -> None:
-        """Courant numbers from the half-step C-grid winds, then fvtp2d of the depth."""
-        for call in self._k_courant:
-            call()
-        self._k_depth_transport()
+        * ``c_grid_normal_winds`` -- d2a2c: A-grid winds, absolute vorticity, C-grid normal
+          winds and depth fluxes; needs filled halos of h, u, v (the cube-vertex faces are
+          fixed next, for all ranks: :meth:`CubeVertexFixes.faces`);
+        * ``c_grid_update`` -- the rest of ``c_sw``: half-step depth and potential, C-grid
+          wind update;
+        * ``depth_fluxes`` -- Courant numbers from the half-step C-grid winds, fvtp2d of h;
+        * ``depth_update_and_vorticity_fluxes`` -- flux-form depth update (after the face
+          sync), fvtp2d of the absolute vorticity;
+        * ``corner_potential`` -- corner potential K + g h - nu div and the corner divergence;
+          needs the new h's halo (the cube-vertex dual cells are fixed next, for all ranks:
+          :meth:`CubeVertexFixes.vertices`);
+        * ``wind_update`` -- del4 divergence damping (nord = 1; needs the corner divergence's
+          halo ring) and the D-grid wind update."""
+        calls = {
+            "c_grid_normal_winds": [self._k_d2a, *self._k_cnormal],
+            "c_grid_update": [self._k_half, *self._k_cupdate],
+            "depth_fluxes": [*self._k_courant, *self._k_depth_transport.steps],
+            "depth_update_and_vorticity_fluxes": [self._k_flux_div,
+                                                  *self._k_vort_transport.steps],
+            "corner_potential": [self._k_cell_phi, self._k_corner_phi],
+            "wind_update": [*([self._k_del4] if self._k_del4 is not None else []),
+                            *self._k_dupdate],
+        }  # fmt: skip
+        if phase not in calls:
+            raise ValueError(f"unknown phase {phase!r}; phases: {', '.join(self.PHASES)}")
+        return calls[phase]
 
-    def depth_update_and_vorticity_fluxes(self) -> None:
-        """Flux-form depth update (after the face sync), then fvtp2d of absolute vorticity."""
-        self._k_flux_div()
-        self._k_vort_transport()
-
-    def corner_potential(self) -> None:
-        """Corner potential K + g h - nu div and the corner divergence; needs the new h's
-        halo.  (The cube-vertex dual cells are fixed next, for all ranks:
-        :meth:`CubeVertexFixes.vertices`.)"""
-        self._k_cell_phi()
-        self._k_corner_phi()
-
-    def wind_update(self) -> None:
-        """del4 divergence damping (nord = 1; needs the corner divergence's halo ring) and
-        the D-grid wind update."""
-        if self._k_del4 is not None:
-            self._k_del4()
-        for call in self._k_dupdate:
+    def run_phase(self, phase: str) -> None:
+        """Run :meth:`phase_calls` of this rank alone."""
+        for call in self.phase_calls(phase):
             call()
 
     # ---- diagnostics (numpy, interior cells) ---------------------------------------------------
@@ -598,6 +598,9 @@ class ShallowWaterDynamics:
         self.ex_cwind = exchanges("cwind_halo")
         self.ex_flux = exchanges("flux_sync")
         self.ex_div = exchanges("div_halo") if config.nord == 1 else None
+        # each phase's calls of all ranks in stencil-major order (bitwise as rank by rank)
+        self._phases = {phase: stencil_major([r.phase_calls(phase) for r in self.ranks])
+                        for phase in RankDynamics.PHASES}  # fmt: skip
         self.halo_seconds = 0.0
         self._depth_halo_filled = False  # filled at the first step (all ranks take part)
 
@@ -608,27 +611,25 @@ class ShallowWaterDynamics:
         group.update()
         self.halo_seconds += time.perf_counter() - t0
 
+    def _run(self, phase: str) -> None:
+        for call in self._phases[phase]:
+            call()
+
     def step(self) -> None:
         if not self._depth_halo_filled:
             self._exchange(self.ex_depth)
             self._depth_halo_filled = True
         self._exchange(self.ex_wind)
-        for r in self.ranks:
-            r.c_grid_normal_winds()
+        self._run("c_grid_normal_winds")
         self.vertex_fixes.faces()
-        for r in self.ranks:
-            r.c_grid_update()
+        self._run("c_grid_update")
         self._exchange(self.ex_cwind)
-        for r in self.ranks:
-            r.depth_fluxes()
+        self._run("depth_fluxes")
         self._exchange(self.ex_flux)
-        for r in self.ranks:
-            r.depth_update_and_vorticity_fluxes()
+        self._run("depth_update_and_vorticity_fluxes")
         self._exchange(self.ex_depth)
-        for r in self.ranks:
-            r.corner_potential()
+        self._run("corner_potential")
         self.vertex_fixes.vertices()
         if self.ex_div is not None:
             self._exchange(self.ex_div)
-        for r in self.ranks:
-            r.wind_update()
+        self._run("wind_update")

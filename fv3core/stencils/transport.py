@@ -403,6 +403,11 @@ class BoundTransport:
     def __init__(self, steps: list[Callable[[], None]]) -> None:
         self._steps = steps
 
+    @property
+    def steps(self) -> tuple[Callable[[], None], ...]:
+        """The corner fills and launches, in order (for schedules that interleave ranks)."""
+        return tuple(self._steps)
+
     def __call__(self) -> None:
         for step in self._steps:
             step()

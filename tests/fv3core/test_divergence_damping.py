@@ -133,7 +133,7 @@ def _damping_rate(nord: int, l: int, n: int = 24) -> float:
         model._exchange(model.ex_div)
     num = den = 0.0
     for r, (u0, v0) in zip(model.ranks, before):
-        r.wind_update()
+        r.run_phase("wind_update")
         h, nx = r.spec.n_halo, r.spec.nx
         for new, old in ((r.u, u0[h : h + nx, h : h + nx + 1]), (r.v, v0[h : h + nx + 1, h : h + nx])):
             du = np.asarray(new)[h : h + old.shape[0], h : h + old.shape[1]] - old

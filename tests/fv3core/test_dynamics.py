@@ -40,7 +40,7 @@ def test_dgrid_to_agrid_stencil_matches_numpy_and_analytic_winds() -> None:
         sw, model = _model(n)
         model._exchange(model.ex_wind)
         r = model.ranks[0]
-        r.c_grid_normal_winds()
+        r.run_phase("c_grid_normal_winds")
         ref = agrid_winds_numpy(r.rank.metric, np.asarray(r.u)[..., 0], np.asarray(r.v)[..., 0])
         got = np.stack([np.asarray(w)[..., 0] for w in r.w], -1)
         h = r.spec.n_halo
@@ -100,6 +100,28 @@ def test_layouts_give_bitwise_identical_dynamics() -> None:
     b = run(FV3Config(layout=2, **TC2_TINY), progress=False)
     for name in ("h", "u", "v"):
         np.testing.assert_array_equal(a.fields[name], b.fields[name])
+
+
+def test_stencil_major_step_is_bitwise_the_rank_by_rank_step() -> None:
+    """Reference: the same model run rank by rank inside each phase (every call of rank 0,
+    then rank 1, ...); ShallowWaterDynamics.step runs the phases stencil-major
+    (fv3core.stencils.launch.stencil_major).  Three TC2 steps, tolerance 0."""
+    from fv3core.dynamics import RankDynamics
+
+    _, ref = _model()
+    _, model = _model()
+    ref._phases = {phase: [call for r in ref.ranks for call in r.phase_calls(phase)]
+                   for phase in RankDynamics.PHASES}  # fmt: skip
+    assert [len(v) for v in ref._phases.values()] == [len(v) for v in model._phases.values()]
+    assert ref._phases != model._phases or len(model.ranks) == 1
+    for _ in range(3):
+        ref.step()
+        model.step()
+    for a, b in zip(ref.ranks, model.ranks):
+        for name in ("h", "u", "v"):
+            np.testing.assert_array_equal(np.asarray(getattr(a, name)), np.asarray(getattr(b, name)))
+    with pytest.raises(ValueError, match="unknown phase 'nope'"):
+        model.ranks[0].phase_calls("nope")
 
 
 def test_config_accepts_dynamics_and_rejects_bad_values() -> None:

@@ -49,3 +49,18 @@ def test_bound_calls_equal_checked_calls_bitwise(backend: str) -> None:
             div = np.asarray(fields["div"])
             div[...] = div * 0.5 + step
     assert (call._extension is not None) == (backend != "numpy")
+
+
+def test_stencil_major_order_takes_each_position_of_every_rank_in_turn() -> None:
+    """Reference: the order written out by hand for 3 ranks of 2 calls; ranks whose phases
+    differ in length are refused."""
+    from fv3core.stencils.launch import stencil_major
+
+    log: list[str] = []
+    per_rank = [[lambda r=r, k=k: log.append(f"r{r}c{k}") for k in range(2)] for r in range(3)]
+    for call in stencil_major(per_rank):
+        call()
+    assert log == ["r0c0", "r1c0", "r2c0", "r0c1", "r1c1", "r2c1"]
+    assert stencil_major([]) == []
+    with pytest.raises(ValueError, match=r"differ in length \[1, 2\]"):
+        stencil_major([[print], [print, print]])
