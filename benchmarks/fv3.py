@@ -68,8 +68,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--kernels", action="store_true",
                    help="also time every stencil launch, summed per stencil, twice: inside the "
                    "step (median of 10 steps) and warm (each repeated in place on its recorded "
-                   "arguments, its fields in the caches); the difference is what moving data "
-                   "into the caches costs the step")
+                   "arguments); the difference is what the step's sequence costs each launch "
+                   "(mostly its code starting cold, also its fields)")
     p.add_argument("--markdown", type=Path, default=DOCS_BENCH / "fv3core.md",
                    help="Markdown table to write (default docs/benchmarks/fv3core.md)")
 
@@ -225,8 +225,8 @@ def kernel_times(
       on its own (:func:`~benchmarks.common.time_interleaved` samples of at least
       ``min_sample_s``; best of ``samples``), so its fields are in the caches.
 
-    The difference is what cold caches cost inside the step.  Also: launches per step and
-    warm seconds per launch.  The repeats change the model's state (in-place updates): time a
+    The difference is what the step's sequence costs each launch (cold code and data).  Also:
+    launches per step and warm seconds per launch.  The repeats change the model's state (in-place updates): time a
     model that is not used afterwards."""
     from fv3core.stencils.launch import timed_launches
 

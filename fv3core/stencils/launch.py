@@ -77,9 +77,9 @@ def stencil_major(per_rank: Sequence[Sequence[Callable[[], None]]]) -> list[Call
     """One phase's calls of several ranks (each rank's list in its own order, touching only
     that rank's fields) in stencil-major order: every rank's first call, then every rank's
     second, ...  The same compiled stencil then runs for all ranks in a row, its code and
-    the interpreter's path to it still in the caches (C48 step 5-7% faster than rank by
-    rank on gt:cpu_ifirst, C12 21%; bitwise the same, since no call reads another rank's
-    fields)."""
+    the interpreter's path to it still in the caches (measured in
+    docs/benchmarks/fv3core.md, session 7).  Bitwise the same as rank by rank, since no call
+    reads another rank's fields."""
     lengths = {len(calls) for calls in per_rank}
     if len(lengths) > 1:
         raise ValueError(f"stencil_major: the ranks' phases differ in length {sorted(lengths)}")
