@@ -205,7 +205,7 @@ def write_json(path: Path | str, payload: dict[str, Any]) -> Path:
 def write_markdown(path: Path, text: str) -> Path:
     """Write a benchmark's generated Markdown as the ``benchmark`` block of ``path``
     (between ``<!-- benchmark:start -->`` and ``<!-- benchmark:end -->``): the hand-written
-    text around it, such as earlier runs and what was tried, stays."""
+    text around it (how to run, methods, caveats) stays."""
     return atomic_update_block(path, "benchmark", text)
 
 

@@ -1,4 +1,4 @@
-"""ENS-10 post-processing baselines as stencil programs (issue 9).
+"""ENS-10 post-processing baselines as stencil programs.
 
 Trained EMOS, MLP and LeNet checkpoints are exported to :class:`stencils.program.StencilProgram`
 objects of generated GTScript stencils (:mod:`ens10.inference.exporter`), run on any GT4Py

@@ -1,4 +1,5 @@
-"""``stratoflow ens10 postprocess``: the argument parser and its handler (wired by the lead)."""
+"""``stratoflow ens10 postprocess``: the argument parser and its handler (registered under
+``stratoflow ens10`` by :mod:`workflows.commands.ens10`)."""
 
 from __future__ import annotations
 
