@@ -1,7 +1,7 @@
 """Generate GTScript stencil definitions from unrolled per-point expressions.
 
-GTScript has no loops over channels, so a layer (``out_n = act(b_n + sum_c W_nc * in_c)``) is
-written out term by term. Sums are emitted as balanced trees (depth log2 of the number of
+Without channel loops a layer (``out_n = act(b_n + sum_c W_nc * in_c)``) is written out term
+by term. Sums are emitted as balanced trees (depth log2 of the number of
 terms) so GT4Py's recursive IR passes stay far below Python's recursion limit even for the
 2448-term convolutions of LeNet. In the ``fields`` layout weights are GTScript externals
 (compile-time constants): one build per checkpoint, and the C++ compiler folds them into the
