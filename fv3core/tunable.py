@@ -1,0 +1,11 @@
+"""fv3core's tunable stencils (the ``stratoflow.tunable`` entry point, :mod:`mapping.tuning.registry`).
+
+Every public module-level GTScript definition of :mod:`fv3core.stencils`; definitions that read
+``iord`` are tuned once per PPM scheme fv3core runs (FV3 ``hord``, ``SUPPORTED_HORD``: 5 the
+unlimited fourth-order PPM, 8 the monotone limiter of Lin 2004).
+"""
+
+from fv3core.stencils.ppm import SUPPORTED_HORD
+from mapping.tuning.registry import Tunable
+
+TUNABLE = Tunable(name="fv3core", modules=("fv3core.stencils",), externals={"iord": SUPPORTED_HORD})

@@ -1,0 +1,136 @@
+"""Which stencils can be tuned: packages register their tunable GTScript definitions.
+
+A :class:`Tunable` names the modules whose module-level GTScript definitions can be tuned (a
+package is scanned with all its submodules) and the code-path externals to try, each with the
+values the package runs with. Tuning knows no application: :func:`mapping.tuning.targets.discover`
+lists what the registrations name, nothing else.
+
+An installed package declares its registration as an entry point of the group
+``stratoflow.tunable`` in its ``pyproject.toml`` (the object is a :class:`Tunable`)::
+
+    [project.entry-points."stratoflow.tunable"]
+    mypackage = "mypackage.tunable:TUNABLE"
+
+Code that is not an installed package (a script, a test) calls :func:`register` (and
+:func:`unregister` when it is done).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import metadata
+from typing import Any
+
+from mapping.tuning.errors import TuningError
+
+log = logging.getLogger(__name__)
+
+#: The entry-point group packages declare their :class:`Tunable` in.
+ENTRY_POINT_GROUP = "stratoflow.tunable"
+
+
+@dataclass(frozen=True)
+class Tunable:
+    """A package's tunable stencils.
+
+    ``modules``: modules (or packages, scanned with their submodules) whose public module-level
+    GTScript definitions are tuning targets. ``externals``: code-path externals and the values
+    to try, e.g. ``{"iord": (5, 8)}``; a definition that reads one is tuned once per value."""
+
+    name: str
+    modules: tuple[str, ...]
+    externals: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.modules, str) or not self.modules:
+            raise TuningError(
+                f"tunable {self.name!r}: modules must be a non-empty tuple of module names, "
+                f"got {self.modules!r}"
+            )
+        object.__setattr__(self, "modules", tuple(self.modules))
+        choices = {}
+        for key, values in dict(self.externals).items():
+            values = tuple(values) if isinstance(values, (tuple, list)) else ()
+            if not key.isidentifier() or not values:
+                raise TuningError(
+                    f"tunable {self.name!r}: external {key!r} needs an identifier as its name "
+                    f"and a non-empty tuple of values, got {self.externals[key]!r}"
+                )
+            choices[key] = values
+        object.__setattr__(self, "externals", choices)
+
+
+class Registry:
+    """Registrations by name: the entry points of ``group`` (read once, on first use; ``None``:
+    none) and those added with :meth:`register`, which win over an entry point of the same
+    name."""
+
+    def __init__(self, group: str | None = ENTRY_POINT_GROUP) -> None:
+        self.group = group
+        self._explicit: dict[str, Tunable] = {}
+        self._installed: dict[str, Tunable] | None = None
+
+    def register(self, tunable: Tunable) -> Tunable:
+        if not isinstance(tunable, Tunable):
+            raise TuningError(f"register() takes a Tunable, got {type(tunable).__name__}")
+        known = self._explicit.get(tunable.name)
+        if known is not None and known != tunable:
+            raise TuningError(
+                f"tunable {tunable.name!r} is registered already ({known}); unregister it first"
+            )
+        self._explicit[tunable.name] = tunable
+        return tunable
+
+    def unregister(self, name: str) -> None:
+        if self._explicit.pop(name, None) is None:
+            raise TuningError(f"no tunable {name!r} was registered with register()")
+
+    def installed(self) -> dict[str, Tunable]:
+        """The registrations of the installed packages' entry points (loaded once)."""
+        if self._installed is None:
+            self._installed = _load_entry_points(self.group) if self.group else {}
+        return dict(self._installed)
+
+    def tunables(self) -> list[Tunable]:
+        """Every registration: installed packages' in name order, then explicit ones."""
+        merged = {n: t for n, t in sorted(self.installed().items()) if n not in self._explicit}
+        return [*merged.values(), *self._explicit.values()]
+
+
+def _load_entry_points(group: str) -> dict[str, Tunable]:
+    found: dict[str, Tunable] = {}
+    for ep in metadata.entry_points(group=group):
+        try:
+            tunable = ep.load()
+        except Exception as exc:  # a package that does not import is reported, not fatal
+            log.warning("cannot load tunable stencils of entry point %s (%s): %s", ep.name, ep.value, exc)
+            continue
+        if not isinstance(tunable, Tunable):
+            log.warning(
+                "entry point %s (%s) of group %s is a %s, not a mapping.tuning.registry.Tunable; "
+                "skipped", ep.name, ep.value, group, type(tunable).__name__,
+            )  # fmt: skip
+            continue
+        found[tunable.name] = tunable
+    return found
+
+
+#: The registrations tuning discovers by default.
+REGISTRY = Registry()
+
+
+def register(tunable: Tunable) -> Tunable:
+    """Add ``tunable`` to the default registry (for code that is not an installed package)."""
+    return REGISTRY.register(tunable)
+
+
+def unregister(name: str) -> None:
+    """Remove a registration made with :func:`register`."""
+    REGISTRY.unregister(name)
+
+
+def registered() -> list[Tunable]:
+    """Every registration of the default registry (entry points and :func:`register`)."""
+    return REGISTRY.tunables()
