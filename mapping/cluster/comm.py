@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections import defaultdict, deque
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -86,6 +87,40 @@ class Comm(ABC):
         """A fresh message tag; collective (every rank builds its exchanges in the same order)."""
         self._tag_counter = getattr(self, "_tag_counter", 0) + 1
         return 1000 + self._tag_counter
+
+    # --- collectives over all ranks (MPIComm runs them; a one-rank comm answers directly) ---
+    def allgather(self, value: Any) -> list[Any]:
+        """Every rank's ``value`` (a small picklable object), in rank order. Collective."""
+        self._refuse_collective("allgather")
+        return [value]
+
+    def bcast(self, value: Any, root: int = 0) -> Any:
+        """``root``'s ``value`` (a picklable object) on every rank. Collective."""
+        self._refuse_collective("bcast")
+        return value
+
+    def gatherv(self, send: np.ndarray, counts: Sequence[int], root: int = 0) -> np.ndarray | None:
+        """On ``root``: the 1-D concatenation, in rank order, of every rank's contiguous 1-D
+        ``send`` (``counts[r]`` items from rank ``r``, one dtype); None elsewhere. Collective."""
+        self._refuse_collective("gatherv")
+        return np.array(send, copy=True)
+
+    def scatterv(
+        self, send: np.ndarray | None, counts: Sequence[int], recv: np.ndarray, root: int = 0
+    ) -> None:
+        """Rank ``r``'s contiguous 1-D ``recv`` gets its ``counts[r]`` items of ``root``'s 1-D
+        ``send`` (consecutive blocks in rank order; ``send`` is ignored off the root). Collective."""
+        self._refuse_collective("scatterv")
+        assert send is not None
+        np.copyto(recv, send)
+
+    def _refuse_collective(self, name: str) -> None:
+        if self.size > 1:
+            raise HaloError(
+                f"{type(self).__name__} rank {self.rank} of {self.size}: {name} needs ranks that "
+                f"run concurrently (MPIComm); for ranks that all run in this process use "
+                f"mapping.cluster.Communicator, which computes its collectives in place"
+            )
 
 
 class _Mailbox:

@@ -184,26 +184,48 @@ def runs_in_process(exchanges: Sequence[HaloExchange]) -> bool:
 class ExchangeGroup:
     """The halo exchanges of all ranks this process runs, updated together.
 
-    ``update()`` is every rank's ``start()`` then every rank's ``wait()``; when the ranks are all
-    in this process (see :func:`runs_in_process`) it is one :class:`InProcessExchange` instead
-    (bitwise the same, without buffers and messages), unless ``in_process=False`` or the
-    exchange does more than copy and negate values (then the messages run, as under MPI).
+    ``start()`` is every rank's ``start()``, ``wait()`` every rank's ``wait()`` and ``update()``
+    both; when the ranks are all in this process (see :func:`runs_in_process`) an
+    :class:`InProcessExchange` does the work at ``start()`` instead (bitwise the same, without
+    buffers and messages), unless ``in_process=False`` or the exchange does more than copy and
+    negate values (then the messages run, as under MPI). Between ``start()`` and ``wait()`` the
+    fields' halos and sent interior points must not be read or written.
     """
 
     def __init__(self, exchanges: Sequence[HaloExchange], in_process: bool = True) -> None:
         self.exchanges = list(exchanges)
         self.direct: InProcessExchange | None = None
+        self._started = False
         if in_process:
             try:
                 self.direct = InProcessExchange(exchanges)
             except HaloError as reason:  # not all ranks here, not float64, or not plain copies
                 log.debug("halo exchange through messages: %s", reason)
 
-    def update(self) -> None:
+    def start(self) -> None:
+        """Begin the exchanges of every rank (in-process: perform all copies)."""
+        if self._started:
+            raise HaloError(
+                "ExchangeGroup: start() called twice without wait(); every start() needs its "
+                "wait() before the fields may be exchanged again"
+            )
+        self._started = True
         if self.direct is not None:
             self.direct.update()
             return
         for ex in self.exchanges:
             ex.start()
-        for ex in self.exchanges:
-            ex.wait()
+
+    def wait(self) -> None:
+        """Complete the exchanges begun by :meth:`start`; the halos are filled afterwards."""
+        if not self._started:
+            raise HaloError("ExchangeGroup: wait() without a matching start()")
+        self._started = False
+        if self.direct is None:
+            for ex in self.exchanges:
+                ex.wait()
+
+    def update(self) -> None:
+        """Blocking exchange: ``start()`` then ``wait()``."""
+        self.start()
+        self.wait()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -63,6 +64,11 @@ def _view_datatype(view: np.ndarray, base: MPI.Datatype) -> tuple[MPI.Datatype, 
     for t in made[:-1]:
         t.Free()
     return dt, _address(view)
+
+
+def _displacements(counts: Sequence[int]) -> list[int]:
+    """Offsets of consecutive blocks of ``counts`` items."""
+    return [int(v) for v in np.cumsum([0, *counts[:-1]])]
 
 
 class MPIComm(Comm):
@@ -165,6 +171,26 @@ class MPIComm(Comm):
 
     def allreduce_sum(self, value: float) -> float:
         return self.comm.allreduce(value, op=MPI.SUM)
+
+    def allgather(self, value: Any) -> list[Any]:
+        return self.comm.allgather(value)
+
+    def bcast(self, value: Any, root: int = 0) -> Any:
+        return self.comm.bcast(value, root=root)
+
+    def gatherv(self, send: np.ndarray, counts: Sequence[int], root: int = 0) -> np.ndarray | None:
+        if self.rank != root:
+            self.comm.Gatherv(send, None, root=root)
+            return None
+        recv = np.empty(int(sum(counts)), dtype=send.dtype)
+        self.comm.Gatherv(send, [recv, (list(counts), _displacements(counts))], root=root)
+        return recv
+
+    def scatterv(
+        self, send: np.ndarray | None, counts: Sequence[int], recv: np.ndarray, root: int = 0
+    ) -> None:
+        message = [send, (list(counts), _displacements(counts))] if self.rank == root else None
+        self.comm.Scatterv(message, recv, root=root)
 
     def next_tag(self) -> int:
         # every rank builds its exchanges in the same order, so local counters agree
