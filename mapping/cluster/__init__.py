@@ -1,5 +1,7 @@
 """Cubed-sphere and tile domain decomposition, and halo exchange over MPI (or in-process ranks).
 
+:class:`Communicator` is the front door: the partitioner and the comms of the ranks this process
+runs, with gather/scatter of tiles, broadcast, allreduce and halo updaters.
 ``MPIComm`` is imported lazily so that importing this package never initialises MPI.
 """
 
@@ -8,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mapping.cluster.comm import Comm, LocalComm, Request
+from mapping.cluster.communicator import Communicator
 from mapping.cluster.errors import HaloError, PartitionError
 from mapping.cluster.exchange import HaloExchange
 from mapping.cluster.geometry import CORNER_DIRECTIONS, DIRECTIONS, EDGE_DIRECTIONS, LOCATIONS
@@ -22,6 +25,7 @@ __all__ = [
     "Boundary",
     "CORNER_DIRECTIONS",
     "Comm",
+    "Communicator",
     "CubedSpherePartitioner",
     "DIRECTIONS",
     "EDGE_DIRECTIONS",
