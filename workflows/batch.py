@@ -21,7 +21,6 @@ import yaml
 
 from workflows.errors import WorkflowError
 from workflows.executors import VENV_BIN
-from workflows.kinds import KINDS
 from workflows.outputs import atomic_write_text
 from workflows.sites import SiteProfile
 from workflows.spec import WorkflowSpec, expand
@@ -127,7 +126,3 @@ def wait(job_id: str, poll_s: float = 2.0, timeout_s: float | None = None) -> st
             raise WorkflowError(f"Slurm job {job_id} still {state} after {timeout_s:.0f} s")
         time.sleep(poll_s)
 
-
-def check_submittable(spec: WorkflowSpec) -> list[str]:
-    """Steps whose capability has not landed (they will be listed, not run, in the job)."""
-    return [i.id for i in expand(spec) if KINDS[i.step.kind].missing_for(i.step) is not None]  # type: ignore[attr-defined]

@@ -36,22 +36,20 @@ from workflows.outputs import (
     sha256_file,
     verify_tree,
 )
-from workflows.provenance import DONE, ProvenanceDB
+from workflows.provenance import ProvenanceDB
+from workflows.report import write_report
 from workflows.sites import SiteProfile
 from workflows.spec import StepInstance, WorkflowSpec, expand
+from workflows.status import FINISHED, RunStatus, StepStatus
 
 log = logging.getLogger(__name__)
-
-# step statuses: pending, running, done, cached (outputs reused), failed, not_landed
-# (capability missing), blocked (a dependency did not finish), interrupted
-FINISHED = DONE
 
 
 @dataclass
 class StepOutcome:
     id: str
     kind: str
-    status: str
+    status: StepStatus
     tries: int = 0
     seconds: float = 0.0
     message: str = ""
@@ -61,13 +59,13 @@ class StepOutcome:
 class RunOutcome:
     run_id: str
     run_dir: Path
-    status: str
+    status: RunStatus
     steps: list[StepOutcome]
     report: Path | None = None
 
     @property
     def ok(self) -> bool:
-        return self.status == "done"
+        return self.status is RunStatus.DONE
 
 
 def step_hash(inst: StepInstance, dep_hashes: list[str]) -> str:
@@ -83,7 +81,7 @@ def step_hash(inst: StepInstance, dep_hashes: list[str]) -> str:
         "deps": sorted(dep_hashes),
     }  # fmt: skip
     context = kind.hash_context(step)
-    if context:  # (absent when empty: hashes of steps without context stay as they were)
+    if context:  # absent when empty, so a kind without context hashes as parameters + files
         payload["context"] = context
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
@@ -182,29 +180,22 @@ class WorkflowRunner:
                 todo.append(inst)
             else:
                 outcomes[inst.id] = outcome
-        status = "failed"
+        status = RunStatus.FAILED
         try:
             if todo:
                 self._execute(todo, outcomes)
             ordered = [outcomes[i.id] for i in self.instances]
-            statuses = {o.status for o in ordered}
-            if statuses <= set(FINISHED):
-                status = "done"
-            elif statuses & {"failed", "blocked"}:
-                status = "failed"
-            else:
-                status = "incomplete"
+            status = RunStatus.DONE if all(o.status.finished for o in ordered) else RunStatus.FAILED
         except BaseException:
-            status = "interrupted"
+            status = RunStatus.INTERRUPTED
             for inst in self.instances:
                 row = self.db.get_step(self.run_id, inst.id)
-                if row and row["status"] in ("running", "pending"):
-                    self.db.set_step(self.run_id, inst.id, status="interrupted", ended=time.time())
+                if row and row["status"] in (StepStatus.RUNNING, StepStatus.PENDING):
+                    self.db.set_step(self.run_id, inst.id, status=StepStatus.INTERRUPTED,
+                                     ended=time.time())  # fmt: skip
             raise
         finally:
             self.db.update_run(self.run_id, status=status, ended=time.time())
-        from workflows.report import write_report
-
         report = write_report(self.db, self.run_id)
         return RunOutcome(self.run_id, self.run_dir, status, ordered, report)
 
@@ -215,7 +206,7 @@ class WorkflowRunner:
         except WorkflowError:
             return
         if (
-            row["status"] == "running" and row["host"] == socket.gethostname()
+            row["status"] == RunStatus.RUNNING and row["host"] == socket.gethostname()
             and row["pid"] != os.getpid() and _pid_alive(row["pid"])
             and row["run_id"] == self.run_id
         ):  # fmt: skip
@@ -225,30 +216,26 @@ class WorkflowRunner:
             )
 
     def _precheck(self, inst: StepInstance, outcomes: dict[str, StepOutcome]) -> StepOutcome | None:
-        """Outcome of a step that needs no execution (memoised, not landed, blocked)."""
+        """Outcome of a step that needs no execution (memoised), else None (it is pending)."""
         kind = KINDS[inst.step.kind]  # type: ignore[attr-defined]
         h = self.hashes[inst.id]
-        common = dict(step_hash=h, kind=kind.name, out_dir=str(self.out_dir(inst)),
-                      log_dir=str(self.step_dir(inst) / "logs"))  # fmt: skip
-        missing = kind.missing_for(inst.step)
-        if missing is not None:
-            msg = f"not landed yet: {missing}"
-            self.db.set_step(self.run_id, inst.id, status="not_landed", message=msg, **common)
-            return StepOutcome(inst.id, kind.name, "not_landed", message=msg)
         if not self.force:
             reused = self._memoised(inst, h)
             if reused is not None:
                 return StepOutcome(inst.id, kind.name, reused[0], message=reused[1])
-        self.db.set_step(self.run_id, inst.id, status="pending", message="", **common)
+        self.db.set_step(
+            self.run_id, inst.id, status=StepStatus.PENDING, message="", step_hash=h,
+            kind=kind.name, out_dir=str(self.out_dir(inst)), log_dir=str(self.step_dir(inst) / "logs"),
+        )  # fmt: skip
         return None
 
-    def _memoised(self, inst: StepInstance, h: str) -> tuple[str, str] | None:
+    def _memoised(self, inst: StepInstance, h: str) -> tuple[StepStatus, str] | None:
         own = self.db.get_step(self.run_id, inst.id)
         out = self.out_dir(inst)
         if own and own["status"] in FINISHED and own["step_hash"] == h:
             if verify_tree(out, self.db.outputs(self.run_id, inst.id)):
-                log.info("step %s: finished before with identical inputs; skipped", inst.id)
-                return own["status"], "memoised: finished before (use --force to rerun)"
+                log.info("step %s: finished with identical inputs; skipped", inst.id)
+                return StepStatus(own["status"]), "memoised: finished with identical inputs (use --force to rerun)"
         for row in self.db.finished_steps_with_hash(h):
             if (row["run_id"], row["step_id"]) == (self.run_id, inst.id) or not row["out_dir"]:
                 continue
@@ -260,12 +247,12 @@ class WorkflowRunner:
                 self.db.set_outputs(self.run_id, inst.id, [(f["path"], f["sha256"], f["bytes"]) for f in files])
                 now = time.time()
                 self.db.set_step(
-                    self.run_id, inst.id, status="cached", message=msg, step_hash=h,
+                    self.run_id, inst.id, status=StepStatus.CACHED, message=msg, step_hash=h,
                     kind=inst.step.kind, out_dir=str(out), started=now, ended=now,  # type: ignore[attr-defined]
                     log_dir=str(self.step_dir(inst) / "logs"),
                 )  # fmt: skip
                 log.info("step %s: %s", inst.id, msg)
-                return "cached", msg
+                return StepStatus.CACHED, msg
         return None
 
     def _execute(self, todo: list[StepInstance], outcomes: dict[str, StepOutcome]) -> None:
@@ -281,11 +268,11 @@ class WorkflowRunner:
                 while pending or running:
                     for inst in list(pending):
                         deps = [outcomes.get(d) for d in inst.depends_on]
-                        if any(d is not None and d.status not in FINISHED for d in deps):
-                            bad = [d.id for d in deps if d is not None and d.status not in FINISHED]
+                        if any(d is not None and not d.status.finished for d in deps):
+                            bad = [d.id for d in deps if d is not None and not d.status.finished]
                             msg = f"blocked: needs {', '.join(bad)}, which did not finish"
-                            self.db.set_step(self.run_id, inst.id, status="blocked", message=msg)
-                            outcomes[inst.id] = StepOutcome(inst.id, inst.step.kind, "blocked", message=msg)  # type: ignore[attr-defined]
+                            self.db.set_step(self.run_id, inst.id, status=StepStatus.BLOCKED, message=msg)
+                            outcomes[inst.id] = StepOutcome(inst.id, inst.step.kind, StepStatus.BLOCKED, message=msg)  # type: ignore[attr-defined]
                             pending.remove(inst)
                             bar.update(1)
                         elif all(d is not None for d in deps):
@@ -333,7 +320,7 @@ class WorkflowRunner:
     def _tries(self, inst: StepInstance, executor, kind, retries: int, step_dir: Path, logs: Path,
                inputs: dict[str, list[Path]], start: float) -> StepOutcome:  # fmt: skip
         task_ids: list[int] = []
-        self.db.set_step(self.run_id, inst.id, status="running", started=start, ended=None,
+        self.db.set_step(self.run_id, inst.id, status=StepStatus.RUNNING, started=start, ended=None,
                          exit_code=None, message="")  # fmt: skip
         message, exit_code = "", None
         for k in range(retries + 1):
@@ -348,9 +335,9 @@ class WorkflowRunner:
             except Exception as exc:  # a step that cannot even start fails alone
                 message = str(exc) if isinstance(exc, WorkflowError) else f"{type(exc).__name__}: {exc}"
                 log.error("step %s: cannot start: %s", inst.id, message)
-                self.db.set_step(self.run_id, inst.id, status="failed", message=message,
+                self.db.set_step(self.run_id, inst.id, status=StepStatus.FAILED, message=message,
                                  ended=time.time(), tries=k + 1)  # fmt: skip
-                return StepOutcome(inst.id, kind.name, "failed", k + 1, time.time() - start, message)
+                return StepOutcome(inst.id, kind.name, StepStatus.FAILED, k + 1, time.time() - start, message)
             if handle.parsl_task_id is not None:
                 task_ids.append(handle.parsl_task_id)
             self.db.set_step(self.run_id, inst.id, tries=k + 1, parsl_task_ids=task_ids)
@@ -377,11 +364,11 @@ class WorkflowRunner:
                 self.db.set_outputs(self.run_id, inst.id, files)
                 end = time.time()
                 self.db.set_step(
-                    self.run_id, inst.id, status="done", ended=end, exit_code=0,
+                    self.run_id, inst.id, status=StepStatus.DONE, ended=end, exit_code=0,
                     host=info.get("host"), slurm_job_id=info.get("slurm_job_id") or None,
                     message="",
                 )  # fmt: skip
-                return StepOutcome(inst.id, kind.name, "done", k + 1, end - start)
+                return StepOutcome(inst.id, kind.name, StepStatus.DONE, k + 1, end - start)
             tail = _tail(stderr)
             message = f"try {n} failed ({error}); log {stderr}" + (f": {tail}" if tail else "")
             log.warning("step %s: %s", inst.id, message)
@@ -390,9 +377,9 @@ class WorkflowRunner:
                 log.info("step %s: retrying in %.1f s", inst.id, delay)
                 time.sleep(delay)
         end = time.time()
-        self.db.set_step(self.run_id, inst.id, status="failed", ended=end, exit_code=exit_code,
+        self.db.set_step(self.run_id, inst.id, status=StepStatus.FAILED, ended=end, exit_code=exit_code,
                          message=message)  # fmt: skip
-        return StepOutcome(inst.id, kind.name, "failed", retries + 1, end - start, message)
+        return StepOutcome(inst.id, kind.name, StepStatus.FAILED, retries + 1, end - start, message)
 
 
 def _tail(path: Path, lines: int = 3) -> str:

@@ -3,7 +3,10 @@
 One row per run (spec, hash, git commit, package versions, host, Slurm job id, start/end,
 status), per step (step hash, status, tries, Parsl task ids, exit status), per attempt
 (Parsl task id, try number, host, Slurm job id, exit status, log files) and per output file
-(path and SHA-256). Safe to use from the engine's threads and from several processes.
+(path and SHA-256). Statuses are stored as the string values of
+:class:`~workflows.status.StepStatus` and :class:`~workflows.status.RunStatus`; rows hold those
+strings (equal to the enum members). Safe to use from the engine's threads and from several
+processes.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from workflows.errors import WorkflowError
+from workflows.status import FINISHED, RunStatus, StepStatus
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -47,8 +51,7 @@ CREATE TABLE IF NOT EXISTS outputs (
 CREATE INDEX IF NOT EXISTS steps_by_hash ON steps (step_hash, status);
 """
 
-# statuses of a step that count as finished (its outputs are complete)
-DONE = ("done", "cached")
+_FINISHED_VALUES = tuple(sorted(s.value for s in FINISHED))
 PACKAGES = (
     "stratoflow", "gt4py", "dace", "numpy", "mpi4py", "mpich", "parsl", "xarray",
     "netCDF4", "torch", "pydantic", "scipy",
@@ -135,7 +138,7 @@ class ProvenanceDB:
         """Record that a run (new or resumed) starts now in this process."""
         values = dict(
             run_id=run_id, name=name, spec_hash=spec_hash, spec_json=spec_json,
-            spec_path=spec_path, site=site, status="running", git_commit=git_commit(),
+            spec_path=spec_path, site=site, status=RunStatus.RUNNING.value, git_commit=git_commit(),
             packages=json.dumps(package_versions()), host=socket.gethostname(),
             user=getpass.getuser(), pid=os.getpid(),
             slurm_job_id=os.environ.get("SLURM_JOB_ID"), run_dir=run_dir,
@@ -147,6 +150,8 @@ class ProvenanceDB:
             c.execute(f"INSERT OR REPLACE INTO runs ({cols}) VALUES ({marks})", tuple(values.values()))
 
     def update_run(self, run_id: str, **fields: Any) -> None:
+        if "status" in fields:
+            fields["status"] = RunStatus(fields["status"]).value
         sets = ", ".join(f"{k} = ?" for k in fields)
         with self._tx() as c:
             c.execute(f"UPDATE runs SET {sets} WHERE run_id = ?", (*fields.values(), run_id))
@@ -175,6 +180,8 @@ class ProvenanceDB:
 
     def set_step(self, run_id: str, step_id: str, **fields: Any) -> None:
         """Insert or update one step's row."""
+        if "status" in fields:
+            fields["status"] = StepStatus(fields["status"]).value
         if "parsl_task_ids" in fields and not isinstance(fields["parsl_task_ids"], str):
             fields["parsl_task_ids"] = json.dumps(list(fields["parsl_task_ids"]))
         with self._tx() as c:
@@ -198,10 +205,10 @@ class ProvenanceDB:
         return self._query("SELECT * FROM steps WHERE run_id = ? ORDER BY rowid", (run_id,))
 
     def finished_steps_with_hash(self, step_hash: str) -> list[dict[str, Any]]:
-        marks = ", ".join("?" * len(DONE))
+        marks = ", ".join("?" * len(_FINISHED_VALUES))
         return self._query(
             f"SELECT * FROM steps WHERE step_hash = ? AND status IN ({marks}) ORDER BY ended DESC",
-            (step_hash, *DONE),
+            (step_hash, *_FINISHED_VALUES),
         )
 
     def add_attempt(self, run_id: str, step_id: str, **fields: Any) -> None:

@@ -10,10 +10,12 @@ from typing import Any
 
 from workflows.outputs import atomic_write_bytes, atomic_write_text
 from workflows.provenance import ProvenanceDB
+from workflows.status import FINISHED, StepStatus
 
 STATUS_COLOURS = {
-    "done": "tab:green", "cached": "tab:olive", "failed": "tab:red", "running": "tab:blue",
-    "interrupted": "tab:orange", "blocked": "tab:gray", "not_landed": "lightgray",
+    StepStatus.DONE: "tab:green", StepStatus.CACHED: "tab:olive", StepStatus.FAILED: "tab:red",
+    StepStatus.RUNNING: "tab:blue", StepStatus.INTERRUPTED: "tab:orange",
+    StepStatus.BLOCKED: "tab:gray", StepStatus.PENDING: "lightgray",
 }  # fmt: skip
 
 
@@ -107,15 +109,9 @@ def build_report(db: ProvenanceDB, run_id: str) -> tuple[str, bytes | None]:
     png = timeline_png(steps, run["started"])
     if png is not None:
         lines += ["", "![step timeline](report/timeline.png)"]
-    missing = [s for s in steps if s["status"] == "not_landed"]
-    if missing:
-        lines += ["", "## Not landed yet", "",
-                  "These steps were not run because their capability is not available "
-                  "in this checkout (nothing was faked):", ""]  # fmt: skip
-        lines += [f"- `{s['step_id']}` ({s['kind']}): {s['message']}" for s in missing]
     lines += ["", "## Results", ""]
     for s in steps:
-        if s["status"] not in ("done", "cached"):
+        if s["status"] not in FINISHED:
             continue
         out = Path(s["out_dir"])
         files = db.outputs(run["run_id"], s["step_id"])

@@ -166,15 +166,35 @@ class StencilsDemoStep(StepBase):
 
 
 class FV3Step(StepBase):
-    """An FV3 dynamical-core case on 6 * layout**2 MPI ranks (``stratoflow fv3 run``)."""
+    """An FV3 dynamical-core case on 6 * layout**2 MPI ranks (``stratoflow fv3 run``).
+
+    ``case``: one of ``fv3core.config.CASES``. ``tuning_db``: a tuning database whose applied
+    schedules the run builds its stencils with (``stratoflow fv3 run --tuning-db``); without
+    it every stencil is built with ``backend``."""
 
     kind: Literal["fv3"]
-    case: Literal["williamson1", "williamson2", "williamson5", "williamson6"] = "williamson2"
+    case: Arg = "williamson2"
     resolution: int = Field(default=24, ge=4, le=4096)
     layout: int = Field(default=1, ge=1, le=16)
     days: float = Field(default=1.0, gt=0, le=1000)
     backend: Backend = "numpy"
     warm_cache: bool = True
+    tuning_db: Path | None = None
+    path_fields: ClassVar[tuple[str, ...]] = ("tuning_db",)
+
+    def file_fields(self) -> tuple[str, ...]:
+        return self.path_fields if self.tuning_db is not None else ()
+
+    @model_validator(mode="after")
+    def _check_case(self) -> FV3Step:
+        from fv3core.config import CASES
+
+        if self.case not in CASES:
+            raise ValueError(
+                f"step {self.name}: FV3 case {self.case!r} is not one fv3core runs; "
+                f"cases: {', '.join(CASES)}"
+            )
+        return self
 
     @property
     def ranks(self) -> int:
@@ -378,8 +398,16 @@ def expand(spec: WorkflowSpec) -> list[StepInstance]:
             keys = sorted(step.sweep)
             for combo in itertools.product(*(step.sweep[k] for k in keys)):
                 data = step.model_dump(exclude={"sweep"}) | dict(zip(keys, combo))
-                concrete = type(step).model_validate(data)
                 label = ",".join(f"{k}={v}" for k, v in zip(keys, combo))
+                try:
+                    concrete = type(step).model_validate(data)
+                except ValidationError as exc:
+                    msgs = "; ".join(
+                        ".".join(map(str, e["loc"])) + ": " + e["msg"].removeprefix("Value error, ")
+                        if e["loc"] else e["msg"].removeprefix("Value error, ")
+                        for e in exc.errors()
+                    )
+                    raise SpecError(f"step {name}, sweep [{label}]: {msgs}") from None
                 instances.append(StepInstance(f"{name}[{label}]", name, concrete, deps))
         by_name[name] = instances
         out.extend(instances)
@@ -417,8 +445,11 @@ def _allowed_keys(loc: tuple[Any, ...], data: Any) -> str:
 
 def format_validation_error(exc: ValidationError, data: Any, source: str) -> str:
     lines = []
-    for err in exc.errors():
+    errors = exc.errors()
+    for err in errors:
         loc = tuple(err["loc"])
+        if err["type"] == "too_short" and loc == ("steps",) and len(errors) > 1:
+            continue  # the steps that failed validation are reported themselves
         where = _format_loc(loc, data)
         msg = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
@@ -458,7 +489,12 @@ def parse_spec(data: Any, source: str = "<spec>", base_dir: Path | None = None) 
                 )
             updates[f] = path
         steps.append(step.model_copy(update=updates) if updates else step)
-    return spec.model_copy(update={"steps": tuple(steps)})
+    spec = spec.model_copy(update={"steps": tuple(steps)})
+    try:
+        expand(spec)  # every sweep combination is a valid step
+    except SpecError as exc:
+        raise SpecError(f"{source}: invalid spec: {exc}") from None
+    return spec
 
 
 

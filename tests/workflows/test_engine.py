@@ -13,7 +13,6 @@ from pathlib import Path
 import psutil
 import pytest
 
-from workflows import kinds
 from workflows.engine import WorkflowRunner
 from workflows.outputs import sha256_file
 from workflows.provenance import ProvenanceDB
@@ -116,20 +115,6 @@ def test_failed_step_keeps_logs_blocks_dependents_and_spares_outputs(scripts, tm
     assert (tmp_path / "counter.txt").read_text().count("ran") == 1
 
 
-def test_capability_not_landed_is_reported_not_faked(scripts, tmp_path, runs, db, monkeypatch):
-    monkeypatch.setattr(kinds.KINDS["tune"], "missing", lambda: "no tuner in this checkout")
-    spec = {"name": "partial", "steps": [
-        {"name": "t", "kind": "tune", "mode": "search"},
-        {"name": "after-t", "kind": "command", "argv": ["true"], "after": ["t"]},
-        {"name": "own", "kind": "command", "argv": ["true"]}]}  # fmt: skip
-    outcome = _run(spec, runs, db)
-    status = {s.id: s.status for s in outcome.steps}
-    assert status == {"t": "not_landed", "after-t": "blocked", "own": "done"}
-    assert "not landed yet: no tuner" in outcome.steps[0].message
-    report = (outcome.run_dir / "report.md").read_text()
-    assert "## Not landed yet" in report and "no tuner in this checkout" in report
-
-
 def _kill_tree(pid: int) -> None:
     proc = psutil.Process(pid)
     for p in [proc, *proc.children(recursive=True)]:
@@ -192,24 +177,33 @@ def test_unsafe_paths_never_reach_a_shell(bad, tmp_path):
 
 
 def test_fv3_step_hash_follows_the_applied_tuned_schedules(tmp_path, monkeypatch):
-    """Reference: the definition of the step hash -- an FV3 run builds its stencils with the
-    applied tuned schedules, so applying one (or switching them off) must change the hash,
-    and the hash must not change while the database stays the same."""
+    """Reference: the definition of the step hash -- an FV3 step with a tuning_db builds its
+    stencils with the schedules applied there, so applying one must change the hash, and the
+    hash must not change while the database stays the same. A step without tuning_db builds
+    no tuned stencil: the user's own tuning database does not enter its hash."""
     from mapping.tuning.db import TuningDB
     from mapping.tuning.schedule import Schedule
     from workflows.engine import step_hash
+    from workflows.kinds import KINDS
     from workflows.spec import expand
 
-    monkeypatch.setenv("STRATOFLOW_TUNING_DB", str(tmp_path / "tuning.sqlite"))
-    monkeypatch.setenv("STRATOFLOW_TUNED", "1")
-    spec = parse_spec({"name": "fv3", "steps": [{"name": "tc2", "kind": "fv3", "days": 0.1}]},
-                      "test.yaml")  # fmt: skip
+    user_db = tmp_path / "user.sqlite"
+    monkeypatch.setenv("STRATOFLOW_TUNING_DB", str(user_db))
+    step = {"name": "tc2", "kind": "fv3", "days": 0.1}
+    (plain,) = expand(parse_spec({"name": "fv3", "steps": [step]}, "test.yaml"))
+    untuned = step_hash(plain, [])
+    TuningDB(user_db).apply("dgrid_to_agrid", Schedule("gt:cpu_ifirst"), 1.5)
+    assert step_hash(plain, []) == untuned and KINDS["fv3"].hash_context(plain.step) == {}
+
+    db_path = tmp_path / "tuning.sqlite"
+    TuningDB(db_path)  # an empty database: nothing applied
+    spec = parse_spec({"name": "fv3", "steps": [step | {"tuning_db": str(db_path)}]}, "test.yaml")
     (inst,) = expand(spec)
-    untuned = step_hash(inst, [])
-    TuningDB(tmp_path / "tuning.sqlite")  # an empty database changes nothing
-    assert step_hash(inst, []) == untuned
-    TuningDB(tmp_path / "tuning.sqlite").apply("dgrid_to_agrid", Schedule("gt:cpu_ifirst"), 1.5)
+    assert KINDS["fv3"].hash_context(inst.step) == {}
+    before = step_hash(inst, [])
+    assert before != untuned and step_hash(inst, []) == before  # reading it changes nothing
+    TuningDB(db_path).apply("dgrid_to_agrid", Schedule("gt:cpu_ifirst"), 1.5)
+    context = KINDS["fv3"].hash_context(inst.step)
+    assert context == {"tuned_schedules": {"dgrid_to_agrid": Schedule("gt:cpu_ifirst").to_dict()}}
     tuned = step_hash(inst, [])
-    assert tuned != untuned and step_hash(inst, []) == tuned
-    monkeypatch.setenv("STRATOFLOW_TUNED", "0")
-    assert step_hash(inst, []) == untuned
+    assert tuned != before and step_hash(inst, []) == tuned

@@ -19,8 +19,6 @@ def _step(data: dict, base: Path | None = None):
 
 def test_fv3_plan_runs_on_6_layout2_ranks_after_a_serial_warm_up(tmp_path):
     kind = KINDS["fv3"]
-    if kind.missing() is not None:
-        pytest.skip(f"fv3 command not available: {kind.missing()}")
     step = _step({"name": "tc", "kind": "fv3", "case": "williamson1", "resolution": 24,
                   "layout": 2, "days": 1})  # fmt: skip
     out = tmp_path / "out dir"
@@ -30,8 +28,11 @@ def test_fv3_plan_runs_on_6_layout2_ranks_after_a_serial_warm_up(tmp_path):
     assert args[args.index("--case") + 1] == "williamson1"
     assert args[args.index("--layout") + 1] == "2"
     assert args[args.index("--output") + 1] == str(out / "williamson1_c24.nc")
+    assert args[args.index("--backend") + 1] == "numpy" and "--no-progress" in args
+    assert "--tuning-db" not in args  # no tuned schedules unless the step names a database
     warm = list(plan.warm_argv or ())
     assert "--output" not in warm and float(warm[warm.index("--days") + 1]) < 0.1
+    assert warm[warm.index("--backend") + 1] == "numpy" and "--no-progress" in warm
     text = shell_command(plan, out)
     lines = text.splitlines()
     warm_line = next(i for i, ln in enumerate(lines) if ln.startswith(shlex.join(warm)))
@@ -40,18 +41,33 @@ def test_fv3_plan_runs_on_6_layout2_ranks_after_a_serial_warm_up(tmp_path):
     assert f"cd {shlex.quote(str(out))}" in lines  # a path with a space stays one word
 
 
-def test_fv3_case_not_implemented_is_not_landed():
-    kind = KINDS["fv3"]
-    if kind.missing() is not None:
-        pytest.skip(f"fv3 command not available: {kind.missing()}")
-    from fv3core.config import CASES
+def test_fv3_plan_passes_the_tuning_database(tmp_path):
+    """A step's tuning_db reaches the run and the serial warm-up (which builds the same tuned
+    stencils), resolved against the spec's folder."""
+    (tmp_path / "tuning.sqlite").write_bytes(b"")
+    step = _step({"name": "tc", "kind": "fv3", "backend": "gt:cpu_ifirst",
+                  "tuning_db": "tuning.sqlite"}, tmp_path)  # fmt: skip
+    assert step.tuning_db == tmp_path / "tuning.sqlite" and step.file_fields() == ("tuning_db",)
+    plan = KINDS["fv3"].plan(step, PlanContext(tmp_path / "out", {}))
+    for argv in (list(plan.argv), list(plan.warm_argv or ())):
+        assert argv[argv.index("--tuning-db") + 1] == str(tmp_path / "tuning.sqlite")
+        assert argv[argv.index("--backend") + 1] == "gt:cpu_ifirst"
 
-    missing = [c for c in ("williamson1", "williamson2", "williamson5", "williamson6")
-               if c not in CASES]  # fmt: skip
-    if not missing:
-        pytest.skip("every Williamson case is implemented")
-    step = _step({"name": "tc", "kind": "fv3", "case": missing[0]})
-    assert "not implemented yet" in kind.missing_for(step)
+
+def test_fv3_step_refuses_a_case_fv3core_does_not_run(tmp_path):
+    """The spec is refused before anything runs, naming the step and fv3core's cases."""
+    from fv3core.config import CASES
+    from workflows.errors import SpecError
+
+    with pytest.raises(SpecError) as info:
+        _step({"name": "tc3", "kind": "fv3", "case": "williamson3"})
+    msg = str(info.value)
+    assert "steps[0] (fv3)" in msg and "step tc3" in msg and "'williamson3'" in msg
+    assert "cases: " + ", ".join(CASES) in msg
+    with pytest.raises(SpecError, match=r"step tc, sweep \[case=williamson4\].*williamson1"):
+        _step({"name": "tc", "kind": "fv3", "sweep": {"case": ["williamson1", "williamson4"]}})
+    with pytest.raises(SpecError, match="tuning_db: file not found"):
+        _step({"name": "tc", "kind": "fv3", "tuning_db": "nope.sqlite"}, tmp_path)
 
 
 def test_tune_transfer_copies_the_search_database(tmp_path):

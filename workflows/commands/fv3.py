@@ -6,6 +6,9 @@ import argparse
 import logging
 import math
 import sys
+from pathlib import Path
+
+from workflows.errors import WorkflowError
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +73,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--alpha", type=float,
         help="flow angle to the polar axis in radians, TC1 and TC2 (1.5208 = over the corners)",
     )
+    run.add_argument(
+        "--tuning-db", dest="tuning_db", type=Path, metavar="PATH",
+        help="builds each stencil that has an applied schedule in this tuning database with it "
+        "(`stratoflow tune apply STENCIL --db PATH`); default: no tuned schedules",
+    )
     run.add_argument("--output", help="write the final state to this netCDF file")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.set_defaults(handler=_run)
@@ -97,6 +105,28 @@ def _config(args: argparse.Namespace):
     return FV3Config.from_dict(base, source="command line")
 
 
+def stencil_factory(backend: str, tuning_db: Path | None):
+    """The factory a run builds its stencils with: None (fv3core's plain ``StencilFactory``
+    of ``backend``) without a tuning database, else a ``TunedStencilFactory`` that builds the
+    stencils applied in ``tuning_db`` with their schedules."""
+    if tuning_db is None:
+        return None
+    if not tuning_db.is_file():
+        raise WorkflowError(
+            f"--tuning-db {tuning_db}: no such file; pass the tuning database the schedules were "
+            "applied in ('stratoflow tune apply STENCIL --db PATH'; default "
+            "~/.cache/stratoflow/tuning.sqlite)"
+        )
+    from mapping.tuning.factory import TunedStencilFactory
+
+    factory = TunedStencilFactory(backend, db=tuning_db)
+    if factory.applied:
+        log.info("tuned schedules from %s: %s", tuning_db, ", ".join(sorted(factory.applied)))
+    else:
+        log.warning("%s holds no applied schedules: every stencil is built with %s", tuning_db, backend)
+    return factory
+
+
 def _under_mpi() -> bool:
     import os
 
@@ -107,7 +137,8 @@ def _run(args: argparse.Namespace) -> int:
     from fv3core.driver import run, write_netcdf
 
     config = _config(args)
-    result = run(config, mpi=_under_mpi(), progress=not args.no_progress)
+    factory = stencil_factory(config.backend, args.tuning_db)
+    result = run(config, factory=factory, mpi=_under_mpi(), progress=not args.no_progress)
     if not result.is_root:
         return 0
     if args.output:

@@ -11,6 +11,7 @@ from workflows.provenance import ProvenanceDB
 from workflows.report import markdown_table
 from workflows.sites import available_sites, load_site
 from workflows.spec import load_spec
+from workflows.status import RunStatus
 
 log = logging.getLogger(__name__)
 
@@ -60,4 +61,4 @@ def run_command(args: argparse.Namespace) -> int:
                                 progress=not args.no_progress)  # fmt: skip
         outcome = runner()
     print_summary(outcome)
-    return 0 if outcome.status in ("done", "incomplete") else 1
+    return 0 if outcome.status is RunStatus.DONE else 1

@@ -12,6 +12,7 @@ from workflows.errors import WorkflowError
 from workflows.paths import add_location_arguments, db_path, runs_dir
 from workflows.provenance import ProvenanceDB
 from workflows.report import markdown_table
+from workflows.status import FINISHED, RunStatus
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -51,7 +52,7 @@ def list_runs(args: argparse.Namespace) -> int:
         rows = []
         for r in db.list_runs():
             steps = db.steps(r["run_id"])
-            done = sum(s["status"] in ("done", "cached") for s in steps)
+            done = sum(s["status"] in FINISHED for s in steps)
             wall = f"{r['ended'] - r['started']:.0f}" if r["ended"] else "-"
             rows.append([r["run_id"], r["status"], r["site"], r["slurm_job_id"] or "-",
                          f"{done}/{len(steps)}", _when(r["started"]), wall])  # fmt: skip
@@ -105,7 +106,7 @@ def clean_runs(args: argparse.Namespace) -> int:
             targets = [r["run_id"] for r in db.list_runs()]
         elif args.failed:
             targets = [r["run_id"] for r in db.list_runs()
-                       if r["status"] in ("failed", "interrupted")]  # fmt: skip
+                       if r["status"] in (RunStatus.FAILED, RunStatus.INTERRUPTED)]  # fmt: skip
         elif args.run_ids:
             targets = [db.get_run(i)["run_id"] for i in args.run_ids]
         else:
@@ -113,7 +114,7 @@ def clean_runs(args: argparse.Namespace) -> int:
         for run_id in targets:
             row = db.get_run(run_id)
             folder = Path(row["run_dir"])
-            if row["status"] == "running":
+            if row["status"] == RunStatus.RUNNING:
                 print(f"skipped {run_id}: it is recorded as running (pid {row['pid']})")
                 continue
             if folder.name == run_id and folder.is_dir():

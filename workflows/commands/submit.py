@@ -12,6 +12,7 @@ from workflows.provenance import ProvenanceDB
 from workflows.report import markdown_table
 from workflows.sites import available_sites, load_site
 from workflows.spec import load_spec
+from workflows.status import RunStatus
 
 log = logging.getLogger(__name__)
 
@@ -67,4 +68,4 @@ def submit_command(args: argparse.Namespace) -> int:
                  (s["message"] or "")[:100]] for s in pdb.steps(run["run_id"])]  # fmt: skip
     print(markdown_table(["step", "kind", "status", "tries", "Slurm job", "note"], rows))
     print(f"\nrun {run['run_id']}: {run['status']} (report: {run['run_dir']}/report.md)")
-    return 0 if state == "COMPLETED" and run["status"] in ("done", "incomplete") else 1
+    return 0 if state == "COMPLETED" and run["status"] == RunStatus.DONE else 1

@@ -5,7 +5,8 @@
     stratoflow tune search vadv --space full --strategy optuna --budget 20
     stratoflow tune transfer upwind --k 3 --apply
     stratoflow tune db list | show hdiff | export db.json | import db.json
-    stratoflow tune apply hdiff            # builds by TunedStencilFactory now use its best schedule
+    stratoflow tune apply hdiff            # TunedStencilFactory builds hdiff with its best schedule
+    stratoflow fv3 run --tuning-db ~/.cache/stratoflow/tuning.sqlite   # an FV3 run that uses them
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     tsub = parser.add_subparsers(dest="tune_command", metavar="ACTION", required=True)
 
-    p = tsub.add_parser("list", help="stencils that can be tuned (library + fv3core definitions)")
+    p = tsub.add_parser("list", help="stencils that can be tuned (library + registered definitions)")
     p.set_defaults(handler=cmd_list)
 
     p = tsub.add_parser(
@@ -104,9 +105,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = tsub.add_parser(
         "apply", help="use a stencil's or program's best (or a given) schedule whenever it is built",
-        description="Record the schedule TunedStencilFactory (used automatically by fv3core runs) "
-        "builds STENCIL with: its best measured schedule, or --schedule JSON. For a PROGRAM "
-        "the schedule (fusion included) is used by TunedStencilFactory.tuned_program(program).",
+        description="Record in the tuning database the schedule a TunedStencilFactory of that "
+        "database builds STENCIL with: its best measured schedule, or --schedule JSON. An FV3 "
+        "run uses the applied schedules with `stratoflow fv3 run --tuning-db PATH` (a workflow's "
+        "fv3 step: `tuning_db: PATH`); without it no tuned schedule is used. For a PROGRAM the "
+        "schedule (fusion included) is used by TunedStencilFactory.tuned_program(program).",
     )
     p.add_argument("stencil", metavar="STENCIL|PROGRAM")
     p.add_argument("--schedule", default=None, help="schedule JSON (or @file) instead of the best one")
@@ -309,7 +312,10 @@ def cmd_apply(args: argparse.Namespace) -> int:
     from mapping.tuning.programs import load_program
 
     program = schedule.fuse or load_program(args.stencil) is not None
-    how = "TunedStencilFactory.tuned_program(program) runs it" if program else "TunedStencilFactory now builds it"
+    how = "TunedStencilFactory.tuned_program(program) runs it" if program else (
+        f"TunedStencilFactory(db={str(db.path)!r}) builds it (an FV3 run: "
+        f"stratoflow fv3 run --tuning-db {db.path})"
+    )
     sys.stdout.write(
         f"{args.stencil}: applied {schedule.describe()}"
         + (f" ({speedup:.2f}x numpy)" if speedup else "")

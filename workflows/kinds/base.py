@@ -1,22 +1,17 @@
 """What a step kind is: an adapter from a validated step to a command line.
 
 A kind turns a step spec into a :class:`TaskPlan` (an argument vector, a rank count, an
-optional serial cache warm-up) and says whether the capability it calls has landed. Kinds
-call capabilities only through their CLI command (``python -m workflows.cli ...``) or a
-Python entry point run by :mod:`workflows.step_main`, so every step is a separate process
-that Parsl (or Slurm) can place, retry and log.
+optional serial cache warm-up). Kinds call capabilities only through their CLI command
+(``python -m workflows.cli ...``) or a Python entry point run by :mod:`workflows.step_main`, so
+every step is a separate process that Parsl (or Slurm) can place, retry and log. A step a kind
+cannot run is refused when the spec is validated (its pydantic model in :mod:`workflows.spec`).
 """
 
 from __future__ import annotations
 
-import contextlib
-import importlib
-import inspect
-import io
 import json
 import sys
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -51,14 +46,6 @@ class Kind:
     name: str = ""
     summary: str = ""
 
-    def missing(self) -> str | None:
-        """Why the capability is not available (None when it is)."""
-        return None
-
-    def missing_for(self, step: StepBase) -> str | None:
-        """Why this particular step cannot run (e.g. a case not implemented yet)."""
-        return self.missing()
-
     def plan(self, step: StepBase, ctx: PlanContext) -> TaskPlan:
         raise NotImplementedError
 
@@ -81,62 +68,10 @@ def cli_argv(*args: str) -> tuple[str, ...]:
     return (PYTHON, "-m", "workflows.cli", *args)
 
 
-@cache
-def cli_rejects(args: tuple[str, ...]) -> str | None:
-    """None if ``stratoflow ARGS`` parses, else why not (the sub-command's usage error)."""
-    try:
-        from workflows.cli import build_parser
-
-        parser = build_parser()
-    except Exception as exc:  # a half-landed command module breaks only the kinds using it
-        return f"the stratoflow CLI does not load ({type(exc).__name__}: {exc})"
-    err = io.StringIO()
-    try:
-        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-            parser.parse_args(list(args))
-    except SystemExit as exc:
-        if exc.code not in (0, None):
-            lines = [ln for ln in err.getvalue().strip().splitlines() if ln.strip()]
-            return lines[-1] if lines else "usage error"
-    return None
-
-
 class CliKind(Kind):
-    """A kind that runs a ``stratoflow`` sub-command; landed when the sub-command parses
-    the arguments this adapter passes."""
+    """A kind that runs a ``stratoflow`` sub-command."""
 
     command: tuple[str, ...] = ()  # e.g. ("fv3", "run")
-
-    def probe_args(self) -> tuple[str, ...]:
-        """Arguments of a typical call, parsed (not run) to check the interface exists."""
-        return self.command
-
-    def missing(self) -> str | None:
-        reason = cli_rejects(self.probe_args())
-        if reason is None:
-            return None
-        return f"`stratoflow {' '.join(self.command)}` is not available: {reason}"
-
-
-def entry_missing(target: str, params: tuple[str, ...] = ()) -> str | None:
-    """Why ``module:function`` cannot be called with keyword ``params`` (None if it can)."""
-    module_name, func_name = target.split(":")
-    try:
-        module = importlib.import_module(module_name)
-    except Exception as exc:
-        return f"{module_name} is not importable ({type(exc).__name__}: {exc})"
-    func = getattr(module, func_name, None)
-    if not callable(func):
-        return f"{target} does not exist"
-    try:
-        sig = inspect.signature(func)
-    except (TypeError, ValueError):
-        return None
-    has_kwargs = any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
-    unknown = [p for p in params if p not in sig.parameters and not has_kwargs]
-    if unknown:
-        return f"{target}{sig} takes no parameter {', '.join(unknown)}"
-    return None
 
 
 class EntryKind(Kind):
@@ -144,10 +79,6 @@ class EntryKind(Kind):
     (through :mod:`workflows.step_main`)."""
 
     target: str = ""
-    params: tuple[str, ...] = ()
-
-    def missing(self) -> str | None:
-        return entry_missing(self.target, self.params)
 
     def kwargs(self, step: StepBase, ctx: PlanContext) -> dict[str, Any]:
         raise NotImplementedError

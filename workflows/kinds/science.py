@@ -1,7 +1,7 @@
 """Step kinds that call stratoflow's capabilities (stencils, FV3, StencilFlow, tuning, ENS-10).
 
 Each adapter calls its capability through its ``stratoflow`` sub-command or its Python entry
-point, and reports the capability as "not landed" when that interface is not there.
+point.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from workflows.errors import WorkflowError
-from workflows.kinds.base import CliKind, EntryKind, PlanContext, TaskPlan, cli_argv, cli_rejects
+from workflows.errors import SpecError, WorkflowError
+from workflows.kinds.base import CliKind, EntryKind, PlanContext, TaskPlan, cli_argv
 from workflows.spec import (
     ENS10EvaluateStep,
     ENS10SampleStep,
@@ -48,46 +48,29 @@ class FV3Kind(CliKind):
         args = (
             *self.command, "--case", step.case, "--resolution", str(step.resolution),
             "--layout", str(step.layout), "--days", str(days or step.days),
+            "--backend", step.backend, "--no-progress",
         )  # fmt: skip
+        if step.tuning_db is not None:
+            args += ("--tuning-db", str(step.tuning_db))
         if output is not None:
             args += ("--output", str(output))
-        if cli_rejects((*args, "--no-progress")) is None:
-            args += ("--no-progress",)
-        if cli_rejects((*args, "--backend", step.backend)) is None:
-            args += ("--backend", step.backend)
-        elif step.backend != "numpy":
-            raise WorkflowError(
-                f"step {step.name}: `stratoflow fv3 run` has no --backend option, so backend "
-                f"{step.backend!r} cannot be selected; remove 'backend' from the step"
-            )
         return args
 
-    def probe_args(self) -> tuple[str, ...]:
-        return self._args(FV3Step(name="probe", kind="fv3"), Path("probe.nc"))
-
     def hash_context(self, step: StepBase) -> dict[str, Any]:
-        """The tuned schedules the run's stencils are built with (fv3core.stencil_factory):
-        applying or removing one reruns the step instead of reusing its old output."""
-        try:
-            from fv3core.stencil_factory import applied_schedules
-        except ImportError:
+        """The schedules applied in the step's ``tuning_db``, which the run builds those
+        stencils with (empty without a tuning database)."""
+        assert isinstance(step, FV3Step)
+        if step.tuning_db is None:
             return {}
-        applied = applied_schedules()
+        from mapping.tuning.db import TuningDB
+        from mapping.tuning.errors import TuningError
+
+        try:
+            applied = TuningDB(step.tuning_db).applied()
+        except TuningError as exc:
+            raise SpecError(f"step {step.name}: tuning_db {step.tuning_db}: {exc}") from None
         return {"tuned_schedules": {k: s.to_dict() for k, s in sorted(applied.items())}} \
             if applied else {}  # fmt: skip
-
-    def missing_for(self, step: StepBase) -> str | None:
-        assert isinstance(step, FV3Step)
-        reason = self.missing()
-        if reason is not None:
-            return reason
-        try:
-            from fv3core.config import CASES
-        except ImportError as exc:
-            return f"fv3core.config is not importable ({exc})"
-        if step.case not in CASES:
-            return f"FV3 case {step.case} is not implemented yet (implemented: {', '.join(CASES)})"
-        return None
 
     def plan(self, step: StepBase, ctx: PlanContext) -> TaskPlan:
         assert isinstance(step, FV3Step)
@@ -111,9 +94,6 @@ class MapKind(CliKind):
             args += ("--simulate",)
         return (*args, "--report", str(out / "map.json"), "--dot", str(out / "dag.png"))
 
-    def probe_args(self) -> tuple[str, ...]:
-        return self._args(MapStep(name="probe", kind="map", program=Path("p.json")), Path("out"))
-
     def plan(self, step: StepBase, ctx: PlanContext) -> TaskPlan:
         assert isinstance(step, MapStep)
         return TaskPlan(cli_argv(*self._args(step, ctx.out_dir)))
@@ -133,10 +113,6 @@ class TuneKind(CliKind):
             args += ("--domain", step.domain)
         return (*args, "--db", str(out / self.DB), "--report", str(out / "tuning.md"))
 
-    def probe_args(self) -> tuple[str, ...]:
-        probe = TuneStep(name="probe", kind="tune", db_from="search")
-        return self._args(probe, Path("out"))
-
     def plan(self, step: StepBase, ctx: PlanContext) -> TaskPlan:
         assert isinstance(step, TuneStep)
         if step.db_from is not None:
@@ -154,7 +130,6 @@ class ENS10SampleKind(EntryKind):
     name = "ens10_sample"
     summary = "write the ENS-10 sample data set"
     target = "ens10.sample:make_sample"
-    params = ("out_dir", "grid", "years", "n_dates", "layouts")
 
     def kwargs(self, step: StepBase, ctx: PlanContext) -> dict[str, Any]:
         assert isinstance(step, ENS10SampleStep)
@@ -171,7 +146,6 @@ class ENS10TrainKind(EntryKind):
     name = "ens10_train"
     summary = "train one ENS-10 baseline (EMOS, MLP, ...)"
     target = "ens10.train:train"
-    params = ("model", "target", "data_dir", "out_dir", "epochs")
 
     def kwargs(self, step: StepBase, ctx: PlanContext) -> dict[str, Any]:
         assert isinstance(step, ENS10TrainStep)
@@ -194,7 +168,6 @@ class ENS10EvaluateKind(EntryKind):
     name = "ens10_evaluate"
     summary = "evaluate trained ENS-10 baselines (CRPS, EECRPS, ...)"
     target = "ens10.evaluate:evaluate"
-    params = ("data_dir", "checkpoints", "out_dir")
 
     def kwargs(self, step: StepBase, ctx: PlanContext) -> dict[str, Any]:
         assert isinstance(step, ENS10EvaluateStep)
