@@ -220,7 +220,7 @@ def kernel_times(
 
     * inside the step (``in_step_seconds_per_step``): each launch timed where it runs in
       ``steps`` consecutive ``model.step()`` calls
-      (:func:`fv3core.stencils.launch.timed_launches`), median over the steps;
+      (:func:`stencils.launch.timed_launches`), median over the steps;
     * warm (``seconds_per_step``): each launch of the last of those steps repeated in place
       on its own (:func:`~benchmarks.common.time_interleaved` samples of at least
       ``min_sample_s``; best of ``samples``), so its fields are in the caches.
@@ -228,7 +228,7 @@ def kernel_times(
     The difference is what the step's sequence costs each launch (cold code and data).  Also:
     launches per step and warm seconds per launch.  The repeats change the model's state (in-place updates): time a
     model that is not used afterwards."""
-    from fv3core.stencils.launch import timed_launches
+    from stencils.launch import timed_launches
 
     runs = [timed_launches(model.step, time.perf_counter) for _ in range(steps)]
     if len({len(run) for run in runs}) != 1:

@@ -27,8 +27,7 @@ from fv3core.grid.metric import MetricTerms, SubdomainSpec
 from fv3core.ranks import Rank
 from fv3core.stencils import divergence_damping as dd
 from fv3core.stencils import shallow_water as sw
-from fv3core.stencils.directions import X, Y
-from fv3core.stencils.launch import BoundStencil, stencil_major
+from stencils.launch import BoundStencil, stencil_major
 from fv3core.stencils.transport import (
     FiniteVolumeTransport,
     TransportGrid,
@@ -37,6 +36,7 @@ from fv3core.stencils.transport import (
 from fv3core.testcases.williamson import ShallowWaterCase
 from fv3core.vertex_fixes import CubeVertexFixes
 from mapping.cluster import ExchangeGroup, HaloExchange, ScalarHalo, VectorHalo
+from stencils.directions import X, Y
 
 log = logging.getLogger(__name__)
 
@@ -393,11 +393,11 @@ class RankDynamics:
         # stencils
         self._d2a = factory(sw.dgrid_to_agrid)
         self._cnormal = {
-            d: factory(sw.cgrid_normal_wind, externals=sw.face_externals(d), name=f"c_normal_{d.name}")
+            d: factory(sw.cgrid_normal_wind, externals=d.face_offsets(), name=f"c_normal_{d.name}")
             for d in (X, Y)
         }
         self._half = factory(sw.half_step_potential)
-        self._cupdate = {d: factory(sw.cgrid_wind_update, externals=sw.face_externals(d), name=f"c_sw_{d.name}")
+        self._cupdate = {d: factory(sw.cgrid_wind_update, externals=d.face_offsets(), name=f"c_sw_{d.name}")
                          for d in (X, Y)}  # fmt: skip
         self._courant = {d: factory(sw.courant_from_normal_wind, externals=d.offsets(),
                                     name=f"fxadv_vn_{d.name}") for d in (X, Y)}  # fmt: skip

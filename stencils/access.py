@@ -11,10 +11,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gt4py import eve
-from gt4py.cartesian.gtc import gtir
-
 from stencils.errors import StencilError
+from stencils.gt4py_internals import eve, gtir, parse_gtir
 
 Offset = tuple[int, int, int]
 Deps = dict[str, set[Offset]]
@@ -41,23 +39,7 @@ class StencilAccess:
 
 def gtir_of(definition: Callable[..., None], externals: Mapping[str, Any] | None = None) -> gtir.Stencil:
     """Parse a GTScript definition into GTIR (no code generation, no compilation)."""
-    from gt4py.cartesian import gtscript
-
-    # lazy_stencil, unlike gtscript.stencil, does not evaluate postponed (string) annotations of
-    # modules with ``from __future__ import annotations``; resolve them the same way, then restore.
-    original = gtscript._set_arg_dtypes(definition, {})
-    try:
-        lazy = gtscript.lazy_stencil(
-            backend="numpy", definition=definition, externals=dict(externals or {}), check_syntax=False
-        )
-        return lazy.builder.gtir
-    except Exception as exc:
-        raise StencilError(
-            f"GTScript definition {getattr(definition, '__name__', definition)!r} does not parse: "
-            f"{type(exc).__name__}: {exc}"
-        ) from exc
-    finally:
-        definition.__annotations__ = original
+    return parse_gtir(definition, externals)
 
 
 class _ExprReads(eve.NodeVisitor):

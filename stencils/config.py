@@ -122,16 +122,9 @@ class StencilConfig:
     def apply(self) -> None:
         """Point GT4Py's and DaCe's caches at ``cache_dir`` (idempotent)."""
         self.cache_dir.mkdir(parents=True, exist_ok=True)
-        from gt4py.cartesian import config as gt_config
+        from stencils.gt4py_internals import configure_builds
 
-        gt_config.cache_settings["root_path"] = str(self.cache_dir)
-        gt_config.cache_settings["dir_name"] = "gt4py"
-        # GT4Py hashes GT4PY_EXTRA_COMPILE_ARGS (read when gt4py was imported) into every
-        # stencil ID: use this process's value so the ID does not depend on import order
-        gt_config.GT4PY_EXTRA_COMPILE_ARGS = os.environ.get("GT4PY_EXTRA_COMPILE_ARGS", "")
-        cxx_args = gt_config.build_settings["extra_compile_args"]["cxx"]
-        if _CXX20 not in cxx_args:
-            cxx_args.append(_CXX20)
+        configure_builds(self.cache_dir, "gt4py")
         if self.backend.startswith("dace"):
             import dace
 

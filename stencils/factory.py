@@ -1,4 +1,10 @@
-"""Build GTScript stencils once per (definition, externals, backend) and call them safely."""
+"""Build GTScript stencils once per (definition, externals, backend) and call them safely.
+
+:class:`StencilFactory` builds and caches :class:`Stencil` objects (checked calls with any
+origin/domain); :meth:`StencilFactory.on_grid` gives a :class:`GridStencilFactory`, which
+builds :class:`~stencils.launch.FrozenStencil` objects whose compute domain is named by
+staggering and halo (:mod:`stencils.dims`) and which bind once to their arguments.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +16,10 @@ from typing import Any
 import numpy as np
 
 from stencils.config import StencilConfig
+from stencils.dims import GridIndexing
 from stencils.errors import StencilError
+from stencils.gt4py_internals import oir_pipeline_without
+from stencils.launch import FrozenStencil
 
 log = logging.getLogger(__name__)
 
@@ -94,21 +103,6 @@ class Stencil:
         self.stencil_object(origin=tuple(origin), domain=tuple(domain), **kwargs)
 
 
-def oir_pipeline_without(passes: Sequence[str]) -> Any:
-    """GT4Py's default OIR pipeline without the named passes (a backend option that enters
-    the stencil's ID).  Skipping ``OnTheFlyMerging`` keeps a temporary that is read at several
-    offsets a stored variable instead of recomputing it at each offset."""
-    from gt4py.cartesian.gtc.passes.oir_pipeline import DefaultPipeline
-
-    by_name = {p.__name__: p for p in DefaultPipeline.all_steps()}
-    unknown = [p for p in passes if p not in by_name]
-    if unknown:
-        raise StencilError(
-            f"unknown GT4Py OIR passes {unknown}: use names of {sorted(by_name)}"
-        )
-    return DefaultPipeline(skip=[by_name[p] for p in passes])
-
-
 class StencilFactory:
     """Builds stencils for one :class:`StencilConfig` and owns the cache of built stencils.
 
@@ -178,7 +172,54 @@ class StencilFactory:
         log.debug("built %s on %s in %.2f s", name, self.config.backend, seconds)
         return Stencil(obj, name, seconds, validate=self.config.validate_args)
 
+    def on_grid(self, indexing: GridIndexing) -> GridStencilFactory:
+        """A factory for stencils on the subdomain ``indexing`` (sharing this one's builds)."""
+        return GridStencilFactory(self, indexing)
+
     def warm(self, definitions: list[Callable[..., None]]) -> None:
         """Build ``definitions`` now (serially) so that later parallel runs only load them."""
         for definition in definitions:
             self(definition)
+
+
+class GridStencilFactory:
+    """Builds frozen stencils on one subdomain's index space; the builds are the wrapped
+    :class:`StencilFactory`'s (a tuned factory's schedules apply)."""
+
+    def __init__(self, factory: StencilFactory, indexing: GridIndexing) -> None:
+        self.factory = factory
+        self.indexing = indexing
+
+    @property
+    def backend(self) -> str:
+        return self.factory.backend
+
+    def from_dims(
+        self,
+        definition: Callable[..., None],
+        dims: Sequence[str],
+        halo: int | tuple[int, int] = 0,
+        *,
+        externals: Mapping[str, Any] | None = None,
+        name: str | None = None,
+        oir_skip: Sequence[str] = (),
+    ) -> FrozenStencil:
+        """``definition`` computing the points of staggering ``dims`` (e.g.
+        ``(X_INTERFACE_DIM, Y_DIM, Z_DIM)``) plus ``halo`` halo cells on each side."""
+        origin, domain = self.indexing.bounds(dims, halo)
+        return self.from_origin_domain(definition, origin, domain, externals=externals,
+                                       name=name, oir_skip=oir_skip)  # fmt: skip
+
+    def from_origin_domain(
+        self,
+        definition: Callable[..., None],
+        origin: tuple[int, int, int],
+        domain: tuple[int, int, int],
+        *,
+        externals: Mapping[str, Any] | None = None,
+        name: str | None = None,
+        oir_skip: Sequence[str] = (),
+    ) -> FrozenStencil:
+        """``definition`` on an explicit ``origin``/``domain``."""
+        stencil = self.factory(definition, externals=externals, name=name, oir_skip=oir_skip)
+        return FrozenStencil(stencil, origin, domain)

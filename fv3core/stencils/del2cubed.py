@@ -11,8 +11,8 @@ from gt4py.cartesian.gtscript import PARALLEL, computation, interval
 
 from fv3core.errors import FV3ConfigError
 from fv3core.grid.metric import MetricTerms, SubdomainSpec
-from fv3core.stencils.directions import X, Y
 from fv3core.stencils.transport import CornerCopy
+from stencils.directions import X, Y
 
 FloatField = gtscript.Field[np.float64]
 FloatFieldIJ = gtscript.Field[gtscript.IJ, np.float64]

@@ -19,19 +19,8 @@ import numpy as np
 from gt4py.cartesian import gtscript
 from gt4py.cartesian.gtscript import PARALLEL, computation, interval
 
-from fv3core.stencils.directions import Direction
-
 FloatField = gtscript.Field[np.float64]
 FloatFieldIJ = gtscript.Field[gtscript.IJ, np.float64]
-
-
-def face_externals(direction: Direction) -> dict[str, int]:
-    """Offsets of a face stencil: back across the face (-DI, -DJ), along the face (AI, AJ),
-    back + along (BAI, BAJ) and back - along (BMI, BMJ)."""
-    off = direction.offsets()
-    di, dj = off["DI"], off["DJ"]
-    return {**off, "AI": dj, "AJ": di, "BAI": dj - di, "BAJ": di - dj, "BMI": -dj - di,
-            "BMJ": -di - dj}  # fmt: skip
 
 
 def dgrid_to_agrid(

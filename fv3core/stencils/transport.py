@@ -20,8 +20,6 @@ from gt4py.cartesian import gtscript
 from gt4py.cartesian.gtscript import (
     __INLINED,
     PARALLEL,
-    I,
-    J,
     computation,
     horizontal,
     interval,
@@ -30,9 +28,9 @@ from gt4py.cartesian.gtscript import (
 
 from fv3core.errors import FV3ConfigError
 from fv3core.grid.metric import SubdomainSpec
-from fv3core.stencils.directions import FAR, Direction, X, Y
-from fv3core.stencils.launch import BoundStencil
+from stencils.launch import BoundStencil
 from fv3core.stencils.ppm import SUPPORTED_HORD, ppm_face_flux, ppm_flux_stencil
+from stencils.directions import FAR, Direction, X, Y
 
 FloatField = gtscript.Field[np.float64]
 FloatFieldIJ = gtscript.Field[gtscript.IJ, np.float64]
@@ -258,15 +256,6 @@ def _ppm_externals(direction: Direction, spec: SubdomainSpec, hord: int) -> dict
     return ext
 
 
-def _band(axis: int, start: int, n: int) -> dict[str, Any]:
-    """Region externals ``ba..bd``: cells [start, start + n) along ``axis`` (relative to the
-    call origin), the whole other axis."""
-    a, b = (I, J) if axis == 0 else (J, I)
-    band, whole = (a[0] + start, a[0] + start + n), (b[0] - FAR, b[-1] + FAR)
-    lo_hi = (*band, *whole) if axis == 0 else (*whole, *band)
-    return dict(zip(("ba", "bb", "bc", "bd"), lo_hi))
-
-
 def _sweep_externals(
     direction: Direction, spec: SubdomainSpec, hord: int, inner_update: bool, average: int,
     band: dict[str, Any] | None = None,
@@ -276,7 +265,7 @@ def _sweep_externals(
     offsets = cross.offsets()
     return {
         **_ppm_externals(direction, spec, hord), "CI": offsets["DI"], "CJ": offsets["DJ"],
-        "inner_update": inner_update, "average": average, **(band or _band(0, -FAR, 2 * FAR)),
+        "inner_update": inner_update, "average": average, **(band or X.band(-FAR, 2 * FAR)),
     }  # fmt: skip
 
 
@@ -337,7 +326,7 @@ class FiniteVolumeTransport:
         )  # fmt: skip
         self._xppm_mean = factory(
             transport_sweep,
-            externals=_sweep_externals(X, spec, hord, False, AVERAGE_INTO_PARTNER, _band(1, h, ny)),
+            externals=_sweep_externals(X, spec, hord, False, AVERAGE_INTO_PARTNER, Y.band(h, ny)),
             name="xppm_mean", **skip,
         )  # fmt: skip
         self._yppm_inner_mean = factory(

@@ -64,7 +64,7 @@ class _CallTranslator:
         return StencilFlowError(f"StencilProgram bridge, {self.where}: {what}")
 
     def run(self) -> None:
-        from gt4py.cartesian.gtc import common, gtir
+        from stencils.gt4py_internals import common, gtir
 
         g = self.call.gtir
         temps = {str(t.name) for vl in g.vertical_loops for t in vl.temporaries}
@@ -124,7 +124,7 @@ class _CallTranslator:
         return Const(0.0)
 
     def expr(self, node: Any) -> Expr:
-        from gt4py.cartesian.gtc import gtir
+        from stencils.gt4py_internals import gtir
 
         if isinstance(node, gtir.Literal):
             v = str(node.value)

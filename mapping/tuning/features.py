@@ -81,7 +81,7 @@ _ARITH = {"ADD", "SUB", "MUL", "DIV", "POW", "MOD"}
 
 def static_features(target: TuningTarget, fusable_neighbours: int = 0) -> dict[str, float]:
     """Features of the stencil's GTIR (no compilation)."""
-    from gt4py.cartesian.gtc import gtir
+    from stencils.gt4py_internals import gtir
 
     from mapping.tuning.targets import analyse_definition
 

@@ -145,13 +145,9 @@ def groups_of(fuse: Sequence[int], n: int) -> list[list[int]]:
 
 # -- fusion at the GTScript level --------------------------------------------------------------
 def _annotations(definition: Callable[..., None]) -> dict[str, Any]:
-    from gt4py.cartesian import gtscript
+    from stencils.gt4py_internals import evaluated_annotations
 
-    original = gtscript._set_arg_dtypes(definition, {})  # evaluates postponed annotations
-    try:
-        return dict(definition.__annotations__)
-    finally:
-        definition.__annotations__ = original
+    return evaluated_annotations(definition)
 
 
 def _function_def(definition: Callable[..., None]) -> ast.FunctionDef:

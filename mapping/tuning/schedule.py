@@ -191,11 +191,11 @@ class Schedule:
         if self.opt_flags:
             opts["extra_opt_flags"] = self.opt_flags
         if self.oir_skip:
-            from stencils.factory import oir_pipeline_without
+            from stencils.gt4py_internals import oir_pipeline_without
 
             opts["oir_pipeline"] = oir_pipeline_without(self.oir_skip)
         if self.sdfg:
-            from mapping.tuning.gt4py_hooks import SDFG_OPTION
+            from mapping.tuning.sdfg_option import SDFG_OPTION
 
             opts[SDFG_OPTION] = json.dumps([[k, dict(p)] for k, p in self.sdfg], sort_keys=True)
         return opts

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from benchmarks import common, fv3
-from fv3core.stencils.launch import BoundStencil
+from stencils.launch import BoundStencil
 from tests.benchmarks.test_timing import FakeClock
 
 

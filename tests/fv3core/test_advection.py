@@ -104,7 +104,7 @@ def test_fvtp2d_matches_numpy_reference(hord, layout, rank) -> None:
     ppm_reference.py to 1e-12 relative to the flux scale: random q with a jump, Courant numbers
     in (-0.9, 0.9), random swept areas, C12 subdomains touching all four tile edges (layout 1)
     and two of them (layout 2), hord 8 and 5."""
-    from fv3core.stencils.directions import X, Y
+    from stencils.directions import X, Y
     from fv3core.stencils.transport import CornerCopy, FiniteVolumeTransport, TransportGrid
     from stencils.storage import Domain, zeros
     from tests.fv3core.ppm_reference import fvtp2d_reference

@@ -105,7 +105,7 @@ def test_layouts_give_bitwise_identical_dynamics() -> None:
 def test_stencil_major_step_is_bitwise_the_rank_by_rank_step() -> None:
     """Reference: the same model run rank by rank inside each phase (every call of rank 0,
     then rank 1, ...); ShallowWaterDynamics.step runs the phases stencil-major
-    (fv3core.stencils.launch.stencil_major).  Three TC2 steps, tolerance 0."""
+    (stencils.launch.stencil_major).  Three TC2 steps, tolerance 0."""
     from fv3core.dynamics import RankDynamics
 
     _, ref = _model()
