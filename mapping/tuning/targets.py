@@ -1,14 +1,15 @@
 """What can be tuned: a GTScript stencil with a way to make valid inputs.
 
 A target is named either by a stencil library name (``hdiff``) or by ``module:function`` for a
-module-level GTScript definition anywhere (e.g. fv3core's stencils). Library stencils bring
-their own input generator and halo; other definitions get smooth random inputs with a halo as
-wide as their largest horizontal read offset (from :func:`stencils.access.analyse`).
+module-level GTScript definition anywhere. Library stencils bring their own input generator and
+halo; other definitions get smooth random inputs with a halo as wide as their largest horizontal
+read offset (from :func:`stencils.access.analyse`). :func:`discover` lists the definitions of
+the modules packages registered (:mod:`mapping.tuning.registry`).
 
 Definitions that read externals carry them in the name, in brackets:
 ``module:function[x,iord=5]`` or ``module:function[DI=1,DJ=0]``. ``x``/``y`` stand for the
-direction convention of directional stencils (``DI, DJ, DI2, DJ2`` offsets and the tile-edge
-regions ``sa..ed`` of ``fv3core/stencils/directions.py``, regions on both tile edges);
+direction convention of directional stencils (:meth:`stencils.directions.Direction.externals`:
+offsets, face offsets and tile-edge regions on the first and last cell of the compute domain);
 ``key=value`` gives one external (an int, float, ``true``/``false`` or an axis index such as
 ``I[0]+1`` or ``J[-1]``). The canonical name (direction first, then sorted keys) is the
 database key, so each variant is tuned and stored on its own.
@@ -22,48 +23,21 @@ import itertools
 import logging
 import pkgutil
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from mapping.tuning.errors import TuningError
+from mapping.tuning.registry import Tunable, registered
+from stencils import directions
 
 log = logging.getLogger(__name__)
 
-#: Packages scanned for module-level GTScript definitions besides the stencil library.
-DISCOVER_PACKAGES: tuple[str, ...] = ("fv3core",)
-
-#: A region placed this far outside the domain never applies (as fv3core's ``FAR``).
-_FAR = 10_000
-DIRECTIONS: tuple[str, ...] = ("x", "y")
-
-#: Values discovery tries for scalar externals that select code paths (FV3 ``hord``: 5 is the
-#: unlimited fourth-order PPM, 8 the monotone limiter of Lin 2004).
-EXTERNAL_CHOICES: dict[str, tuple[Any, ...]] = {"iord": (5, 8)}
-
 _AXIS_RE = re.compile(r"^([IJK])\[(-?\d+)\]\s*(?:([+-])\s*(\d+))?$")
 _NAME_RE = re.compile(r"^(?P<base>[^\[\]]+)(?:\[(?P<ext>[^\[\]]*(?:\[[^\]]*\][^\[\]]*)*)\])?$")
-
-
-def direction_externals(direction: str) -> dict[str, Any]:
-    """The externals of the ``x`` or ``y`` variant of a directional stencil: unit offsets along
-    the direction and tile-edge regions on the first and last cell of the compute domain."""
-    from gt4py.cartesian.gtscript import I, J
-
-    if direction not in DIRECTIONS:
-        raise TuningError(f"unknown direction {direction!r} in a stencil name; use x or y")
-    x = direction == "x"
-    a, b = (I, J) if x else (J, I)
-    along = {"s": (a[0], a[0] + 1), "e": (a[-1], a[-1] + 1)}
-    across = (b[0] - _FAR, b[-1] + _FAR)
-    ext: dict[str, Any] = {"DI": int(x), "DJ": int(not x), "DI2": 2 * int(x), "DJ2": 2 * int(not x)}
-    for side, (lo, hi) in along.items():
-        names = (f"{side}a", f"{side}b", f"{side}c", f"{side}d")
-        values = (lo, hi, *across) if x else (*across, lo, hi)
-        ext.update(zip(names, values))
-    return ext
+_DIRECTION_NAMES = tuple(d.name for d in directions.DIRECTIONS)
 
 
 def parse_value(text: str) -> Any:
@@ -117,7 +91,7 @@ def split_name(name: str) -> tuple[str, str | None, dict[str, Any]]:
             if not key.isidentifier():
                 raise TuningError(f"stencil name {name!r}: {key!r} is not an external's name")
             explicit[key] = parse_value(value)
-        elif item in DIRECTIONS and direction is None:
+        elif item in _DIRECTION_NAMES and direction is None:
             direction = item
         else:
             raise TuningError(
@@ -155,7 +129,7 @@ def canonical(name: str) -> str:
 
 
 def target_externals(direction: str | None, explicit: Mapping[str, Any]) -> dict[str, Any]:
-    ext = direction_externals(direction) if direction else {}
+    ext = directions.direction(direction).externals() if direction else {}
     ext.update(explicit)
     return ext
 
@@ -169,11 +143,11 @@ def names_for_externals(base: str, externals: Mapping[str, Any]) -> list[str]:
         return [base]
     names = []
     scalars = {k: v for k, v in externals.items() if isinstance(v, (bool, int, float))}
-    for d in DIRECTIONS:
-        preset = {k: v for k, v in direction_externals(d).items() if isinstance(v, int)}
+    for d in directions.DIRECTIONS:
+        preset = {k: v for k, v in d.externals().items() if isinstance(v, int)}
         if all(scalars.get(k, v) == v for k, v in preset.items()) and set(preset) & set(scalars):
             rest = {k: v for k, v in scalars.items() if k not in preset}
-            names.append(canonical_name(base, d, rest))
+            names.append(canonical_name(base, d.name, rest))
     try:
         names.append(canonical_name(base, None, externals))
     except TuningError:
@@ -270,7 +244,7 @@ def _definition_target(
     )
     outputs = tuple(f for f in access.fields if f in access.writes)
     inputs = tuple(f for f in access.fields if f not in access.writes)
-    # fields the chosen externals make unused (e.g. PPM's dm with hord 5) are still arguments
+    # fields the chosen externals make unused (read only on another code path) are still arguments
     unused = tuple(
         p for p in inspect.signature(definition).parameters
         if p not in access.fields and p not in access.scalars
@@ -308,68 +282,82 @@ def is_gtscript_definition(obj: Any) -> bool:
     )
 
 
-def discover(packages: tuple[str, ...] = DISCOVER_PACKAGES) -> list[str]:
-    """``module:function`` names of the GTScript definitions in ``packages`` that can be tuned
-    on their own (see :func:`discover_all` for those that cannot, and why)."""
-    return discover_all(packages)[0]
+def discover(tunables: Iterable[Tunable] | None = None) -> list[str]:
+    """``module:function`` names of the GTScript definitions of ``tunables`` (default: every
+    registration, :func:`mapping.tuning.registry.registered`) that can be tuned on their own
+    (see :func:`discover_all` for those that cannot, and why)."""
+    return discover_all(tunables)[0]
 
 
-def discover_all(packages: tuple[str, ...] = DISCOVER_PACKAGES) -> tuple[list[str], dict[str, str]]:
-    """(tunable names, {name: why not} for definitions that need externals or do not parse)."""
+def discover_all(
+    tunables: Iterable[Tunable] | None = None,
+) -> tuple[list[str], dict[str, str]]:
+    """(tunable names, {name: why not} for definitions that need other externals or do not
+    parse) of the definitions of ``tunables`` (default: every registration)."""
     tunable: list[str] = []
     skipped: dict[str, str] = {}
-    for name in _discover_names(packages):
-        try:
-            resolve(name)
-            tunable.append(name)
-            continue
-        except TuningError as exc:
-            if "external symbol" not in str(exc):
-                skipped[name] = str(exc)
-                log.info("not tunable: %s", exc)
+    seen: set[str] = set()
+    for registration in registered() if tunables is None else tunables:
+        for name in _discover_names(registration.modules):
+            if name in seen:
                 continue
-        try:
-            tunable += external_variants(name)
-        except TuningError as exc:
-            skipped[name] = str(exc)
-            log.info("not tunable with the direction externals: %s", exc)
+            seen.add(name)
+            try:
+                resolve(name)
+                tunable.append(name)
+                continue
+            except TuningError as exc:
+                if "external symbol" not in str(exc):
+                    skipped[name] = str(exc)
+                    log.info("not tunable: %s", exc)
+                    continue
+            try:
+                tunable += external_variants(name, registration.externals)
+            except TuningError as exc:
+                skipped[name] = str(exc)
+                log.info("not tunable with the direction externals: %s", exc)
     return tunable, skipped
 
 
-def external_variants(name: str) -> list[str]:
-    """Names of the x and y variants of a directional definition, one per value of each code-path
-    external it reads (:data:`EXTERNAL_CHOICES`); TuningError if it needs other externals."""
+def external_variants(name: str, choices: Mapping[str, tuple[Any, ...]] | None = None) -> list[str]:
+    """Names of the x and y variants of a directional definition, one per value of each
+    code-path external in ``choices`` it reads (e.g. ``{"iord": (5, 8)}``, a registration's
+    :attr:`~mapping.tuning.registry.Tunable.externals`); TuningError if it needs other
+    externals."""
     from stencils.access import gtir_of
 
+    choices = dict(choices or {})
     definition = _import_definition(name)
-    defaults = {k: v[0] for k, v in EXTERNAL_CHOICES.items()}
+    defaults = {k: v[0] for k, v in choices.items()}
     try:
-        used = set(gtir_of(definition, {**direction_externals("x"), **defaults}).externals)
+        used = set(gtir_of(definition, {**directions.X.externals(), **defaults}).externals)
     except Exception as exc:
         raise TuningError(
             f"stencil {name!r} needs externals beyond the x/y direction convention ({exc}); "
             "name them explicitly: module:function[KEY=VALUE,...]"
         ) from exc
-    keys = sorted(k for k in EXTERNAL_CHOICES if k in used)
+    keys = sorted(k for k in choices if k in used)
     names = []
-    for d in DIRECTIONS:
-        for values in itertools.product(*(EXTERNAL_CHOICES[k] for k in keys)):
-            names.append(canonical_name(name, d, dict(zip(keys, values))))
+    for d in directions.DIRECTIONS:
+        for values in itertools.product(*(choices[k] for k in keys)):
+            names.append(canonical_name(name, d.name, dict(zip(keys, values))))
     return names
 
 
-def _discover_names(packages: tuple[str, ...]) -> list[str]:
+def _discover_names(modules: Iterable[str]) -> list[str]:
+    """``module:function`` of the public module-level GTScript definitions of ``modules`` (a
+    package with all its submodules)."""
     found: list[str] = []
-    for pkg_name in packages:
+    for pkg_name in modules:
         try:
             pkg = importlib.import_module(pkg_name)
-        except Exception as exc:  # a package that does not import is reported, not fatal
+        except Exception as exc:  # a module that does not import is reported, not fatal
             log.warning("cannot import %s to discover stencils: %s", pkg_name, exc)
             continue
-        modules = [pkg_name]
+        names = [pkg_name]
         if hasattr(pkg, "__path__"):
-            modules += [m.name for m in pkgutil.walk_packages(pkg.__path__, prefix=pkg_name + ".")]
-        for mod_name in modules:
+            names += [m.name for m in pkgutil.walk_packages(pkg.__path__, prefix=pkg_name + ".")]
+        for mod_name in names:
             try:
                 module = importlib.import_module(mod_name)
             except Exception as exc:

@@ -15,6 +15,7 @@ from mapping.tuning.features import (
     dynamic_features,
     static_features,
 )
+from mapping.tuning.registry import Tunable
 from mapping.tuning.targets import discover, resolve
 from mapping.tuning.transfer import nearest
 
@@ -75,5 +76,5 @@ def test_module_function_targets_and_discovery() -> None:
     """A GTScript definition addressed by module:function gets a halo from its read offsets."""
     t = resolve("stencils.library.hdiff:hdiff")
     assert t.halo == 2 and t.outputs == ("out_field",) and set(t.inputs) == {"in_field", "coeff"}
-    found = discover(("stencils.library",))
+    found = discover([Tunable("library", ("stencils.library",))])
     assert "stencils.library.hdiff:hdiff" in found and "stencils.library.vadv:vertical_advection" in found

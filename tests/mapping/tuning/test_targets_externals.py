@@ -8,14 +8,15 @@ from gt4py.cartesian.gtscript import I, J
 from mapping.tuning.errors import TuningError
 from mapping.tuning.targets import (
     canonical,
-    direction_externals,
     discover_all,
     format_value,
     names_for_externals,
     parse_value,
     resolve,
     split_name,
+    target_externals,
 )
+from stencils.directions import X, Y
 
 
 def test_names_round_trip_and_are_canonical() -> None:
@@ -35,10 +36,12 @@ def test_bad_names_say_what_to_write(bad: str) -> None:
         split_name(bad)
 
 
-def test_direction_externals_follow_fv3core_convention() -> None:
-    """Offsets one/two cells along the direction; edge regions on the first/last compute cell,
-    spanning the whole other axis (checked against fv3core.stencils.directions by hand)."""
-    x, y = direction_externals("x"), direction_externals("y")
+def test_direction_externals_follow_the_one_convention() -> None:
+    """A name's ``[x]``/``[y]`` externals are stencils.directions' (one definition): offsets
+    one/two cells along the direction; edge regions on the first/last compute cell, spanning
+    the whole other axis."""
+    x, y = target_externals("x", {}), target_externals("y", {})
+    assert x == X.externals() and y == Y.externals()
     assert (x["DI"], x["DJ"], x["DI2"], x["DJ2"]) == (1, 0, 2, 0)
     assert (y["DI"], y["DJ"], y["DI2"], y["DJ2"]) == (0, 1, 0, 2)
     assert format_value(x["sa"]) == "I[0]" and format_value(x["eb"]) == "I[-1]+1"
@@ -48,7 +51,7 @@ def test_direction_externals_follow_fv3core_convention() -> None:
 
 def test_build_externals_map_to_tuned_names() -> None:
     """A build's externals find the direction-named target first, then explicit, then bare."""
-    ext = {**direction_externals("y"), "iord": 5}
+    ext = {**Y.externals(), "iord": 5}
     names = names_for_externals("m:f", ext)
     assert names[0] == "m:f[y,iord=5]" and names[-1] == "m:f"
     assert names_for_externals("m:f", {}) == ["m:f"]
@@ -83,6 +86,6 @@ def test_tuned_factory_matches_externals_variants() -> None:
     from mapping.tuning.factory import stencil_names
 
     regions = {"sa": I[0] - 10000, "sc": J[0] + 2, "sd": J[0] + 3}  # as fv3core builds them
-    names = stencil_names(ppm_flux_stencil, {**direction_externals("y"), **regions, "iord": 8})
+    names = stencil_names(ppm_flux_stencil, {**Y.externals(), **regions, "iord": 8})
     base = "fv3core.stencils.ppm:ppm_flux_stencil"
     assert names[0] == f"{base}[y,iord=8]" and f"{base}[x,iord=8]" not in names and names[-1] == base
