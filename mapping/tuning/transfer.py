@@ -76,8 +76,8 @@ def consensus_candidates(
     Each neighbour's runtimes are normalised by its own best; a schedule's score is the
     distance-weighted (1 / (d + 0.1)) mean of log(runtime / best) over the neighbours, a schedule
     invalid or unmeasured on a neighbour counting as that neighbour's slowest valid one. One
-    noisy neighbour measurement no longer decides alone, which the best-per-neighbour rule
-    suffers from when many schedules are within noise of each other.
+    noisy neighbour measurement does not decide alone, as it does under the best-per-neighbour
+    rule when many schedules are within noise of each other.
     """
     import math
 
