@@ -81,9 +81,8 @@ _ARITH = {"ADD", "SUB", "MUL", "DIV", "POW", "MOD"}
 
 def static_features(target: TuningTarget, fusable_neighbours: int = 0) -> dict[str, float]:
     """Features of the stencil's GTIR (no compilation)."""
-    from stencils.gt4py_internals import gtir
-
     from mapping.tuning.targets import analyse_definition
+    from stencils.gt4py_internals import gtir
 
     access = analyse_definition(target.definition, target.externals)
     ops: Counter[str] = Counter()
