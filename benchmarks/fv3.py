@@ -93,25 +93,31 @@ class _CountingFactory:
     def backend(self) -> str:
         return self._factory.backend
 
+    def on_grid(self, indexing: Any) -> Any:
+        from stencils.factory import GridStencilFactory
+
+        return GridStencilFactory(self, indexing)  # type: ignore[arg-type]
+
     def __call__(self, definition, externals=None, name=None, **options) -> _CountingStencil:
         return _CountingStencil(self._factory(definition, externals=externals, name=name,
                                               **options), self.counter)  # fmt: skip
 
 
-def _ranks(n: int, mpi: bool = False):
-    from fv3core.ranks import build_ranks
+def _decomposition(n: int, mpi: bool = False):
+    from fv3core.decomposition import decompose
     from fv3core.testcases.williamson import A_EARTH
 
-    return build_ranks(n, 1, mpi=mpi, radius=A_EARTH)
+    return decompose(n, 1, mpi=mpi, radius=A_EARTH)
 
 
-def _model(backend: str, n: int, part_ranks=None, step: str = "dynamics", count: bool = False):
+def _model(backend: str, n: int, decomposition=None, step: str = "dynamics", count: bool = False):
     """The model of ``step`` on ``backend``; ``count``: its stencils count the bytes of the
     fields they touch (a wrapper that disables the bound fast path -- never timed)."""
     from stencils.factory import StencilFactory
 
-    part, ranks = part_ranks or _ranks(n)
+    decomposition = decomposition or _decomposition(n)
     factory = _CountingFactory(StencilFactory(backend)) if count else StencilFactory(backend)
+    ranks = decomposition.ranks
     if step == "transport":
         from fv3core.advection import Advection, AdvectionConfig
         from fv3core.testcases.williamson import CosineBell, SolidBodyFlow
@@ -119,17 +125,18 @@ def _model(backend: str, n: int, part_ranks=None, step: str = "dynamics", count:
         flow = SolidBodyFlow(alpha=np.pi / 2 - 0.05)
         bell = CosineBell(flow)
         dt = 0.4 * float(min(r.metric.dxa.min() for r in ranks)) / flow.u0
-        model = Advection(factory, part, ranks, AdvectionConfig(hord=8, dt=dt),
+        model = Advection(factory, decomposition, AdvectionConfig(hord=8, dt=dt),
                           flow.stream_function, lambda lon, lat: bell.height(lon, lat))  # fmt: skip
         return _TransportStep(model), factory, ranks
     from fv3core.dynamics import DynamicsConfig, ShallowWaterDynamics
-    from fv3core.shallow_water_run import wave_speed_over_dx
+    from fv3core.shallow_water_model import wave_speed_over_dx
     from fv3core.testcases.williamson import shallow_water_case
 
     case = shallow_water_case("williamson2")
-    dt = 0.5 / wave_speed_over_dx(ranks, case, reduce=False)  # no collective: serial warm-up
-    return _DynamicsStep(ShallowWaterDynamics(factory, part, ranks, DynamicsConfig(dt=dt), case)), \
-        factory, ranks
+    # no collective (the maximum over this process's ranks): the MPI warm-up builds serially
+    dt = 0.5 / max(wave_speed_over_dx(r, case) for r in ranks)
+    dynamics = ShallowWaterDynamics(factory, decomposition, DynamicsConfig(dt=dt), case)
+    return _DynamicsStep(dynamics), factory, ranks
 
 
 class _TransportStep:
@@ -137,14 +144,15 @@ class _TransportStep:
 
     def __init__(self, model: Any) -> None:
         self.model = model
-        self.exchanges = model.exchanges + model.flux_exchanges
+        self.updaters = [model.halo, model.flux_sync]
+        self.exchanges = [ex for group in self.updaters for ex in group.exchanges]
 
     def step(self) -> None:
         self.model.step()
 
     def halo(self) -> None:
-        self.model.halo_update()
-        self.model._exchange(self.model.flux_exchanges)
+        for updater in self.updaters:
+            updater.update()
 
     def state(self) -> np.ndarray:
         return np.concatenate([r.interior().ravel() for r in self.model.ranks])
@@ -154,27 +162,29 @@ class _DynamicsStep:
     """Uniform view of a TC2 shallow-water model for the benchmark."""
 
     def __init__(self, model: Any) -> None:
+        from fv3core.dynamics import Halo
+
         self.model = model
-        self.exchanges = [ex for group in (model.ex_wind, model.ex_cwind, model.ex_flux,
-                                           model.ex_depth) for ex in group.exchanges]
+        self._halos = (Halo.WIND, Halo.C_GRID_WIND, Halo.FLUX_SYNC, Halo.DEPTH)
+        self.exchanges = [ex for h in self._halos for ex in model.updaters[h].exchanges]
 
     def step(self) -> None:
         self.model.step()
 
     def halo(self) -> None:
-        m = self.model
-        for ex in (m.ex_wind, m.ex_cwind, m.ex_flux, m.ex_depth):
-            m._exchange(ex)
+        for h in self._halos:
+            self.model.exchange(h)
 
     def state(self) -> np.ndarray:
-        return np.concatenate([np.concatenate([r.interior(r.h).ravel(), r.interior(r.u).ravel()])
+        return np.concatenate([np.concatenate([r.rank.interior(np.asarray(r.state.h)[..., 0]).ravel(),
+                                               r.rank.interior(np.asarray(r.state.u)[..., 0]).ravel()])
                                for r in self.model.ranks])  # fmt: skip
 
 
 def _is_corner_copy(f: str, line: int, fn: str) -> bool:
-    from fv3core.stencils.transport import CornerCopy, _FlatCopy
+    from fv3core.stencils.transport import CornerCopy, FlatCopy
 
-    codes = (CornerCopy.__call__.__code__, _FlatCopy.__call__.__code__)
+    codes = (CornerCopy.__call__.__code__, FlatCopy.__call__.__code__)
     return any(f == c.co_filename and line == c.co_firstlineno for c in codes)
 
 
@@ -285,12 +295,9 @@ def _kernel_table(results: dict[str, Any]) -> list[str]:
 
 def mpi_worker(backend: str, n: int, repeats: int, out: str, step: str = "dynamics") -> None:
     """Run under mpiexec -n 6: per-rank step time and halo-exchange time; rank 0 writes JSON."""
-    part_ranks = _ranks(n, mpi=True)  # collective (communicator duplication): all ranks at once
-    comm = part_ranks[1][0].comm
-    for turn in range(comm.size):  # serial stencil-cache warm-up
-        if comm.rank == turn:
-            model, _, ranks = _model(backend, n, part_ranks, step)
-        comm.barrier()
+    decomposition = _decomposition(n, mpi=True)  # collective: all ranks at once
+    comm = decomposition.communicator.comm_of(decomposition.ranks[0].rank)
+    model, _, _ = decomposition.build_serially(lambda: _model(backend, n, decomposition, step))
     model.step()
     comm.barrier()
     for ex in model.exchanges:

@@ -1,23 +1,23 @@
-"""Tracer advection on the cubed sphere with prescribed winds (FV3 fvtp2d): Williamson TC1."""
+"""Tracer transport on the cubed sphere with prescribed winds (FV3 ``fvtp2d``): Williamson TC1."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
+from fv3core.decomposition import Decomposition, Rank
 from fv3core.grid.metric import MetricTerms
-from fv3core.ranks import Rank
-from fv3core.stencils.transport import (
-    FiniteVolumeTransport,
-    FluxPrep,
-    TransportGrid,
-    apply_flux_divergence,
-)
-from mapping.cluster import HaloExchange, ScalarHalo, VectorHalo
+from fv3core.grid.storages import TransportGrid
+from fv3core.stencils.flux_divergence import apply_flux_divergence
+from fv3core.stencils.transport import FiniteVolumeTransport, FluxPrep
+from mapping.cluster import ScalarHalo, VectorHalo
+from stencils.dims import CELL_DIMS, CORNER_DIMS, GridIndexing, face_dims
+from stencils.directions import DIRECTIONS, X, Y
+from stencils.factory import StencilFactory
+from stencils.storage import from_numpy, zeros
 
 log = logging.getLogger(__name__)
 
@@ -46,95 +46,80 @@ def face_winds_from_stream_function(
 
 @dataclass(frozen=True)
 class AdvectionConfig:
+    """``hord``: FV3's PPM variant; ``dt``: time step (s); ``nz``: levels."""
+
     hord: int = 8
     dt: float = 1800.0
     nz: int = 1
 
 
 class RankAdvection:
-    """One rank's state and routines for transport of a scalar by steady prescribed winds."""
+    """One rank's scalar ``q`` and its transport by steady prescribed winds."""
 
     def __init__(
-        self, factory: Any, rank: Rank, config: AdvectionConfig, psi_fn: FieldFn, q0_fn: FieldFn
-    ) -> None:
-        from stencils.storage import Domain, from_numpy, zeros
-
+        self, factory: StencilFactory, rank: Rank, config: AdvectionConfig, psi_fn: FieldFn,
+        q0_fn: FieldFn,
+    ) -> None:  # fmt: skip
         self.rank, self.config = rank, config
         spec, metric, backend = rank.spec, rank.metric, factory.backend
         h, nx, ny, nz = spec.n_halo, spec.nx, spec.ny, config.nz
+        indexing = GridIndexing(nx, ny, nz, h)
+        grid_factory = factory.on_grid(indexing)
         self.grid = TransportGrid.from_metric(metric, backend)
-        self.transport = FiniteVolumeTransport(factory, self.grid, spec, nz, config.hord)
-        self._update = factory(apply_flux_divergence)
-        stag = Domain(nx + 1, ny + 1, nz, h)
-        self.q = zeros(Domain(nx, ny, nz, h), backend)
-        self.fx = zeros(Domain(nx + 1, ny, nz, h), backend)
-        self.fy = zeros(Domain(nx, ny + 1, nz, h), backend)
-        self.crx, self.cry = zeros(stag, backend), zeros(stag, backend)
-        self.xfx, self.yfx = zeros(stag, backend), zeros(stag, backend)
+        corners = indexing.domain_of(CORNER_DIMS)
+        self.q = zeros(indexing.domain_of(CELL_DIMS), backend)
+        self.flux = {d: zeros(indexing.domain_of(face_dims(d)), backend) for d in DIRECTIONS}
+        self.courant = {d: zeros(corners, backend) for d in DIRECTIONS}
+        self.area_flux = {d: zeros(corners, backend) for d in DIRECTIONS}
         lon_c, lat_c = metric.lonlat
         ut, vt = face_winds_from_stream_function(metric, psi_fn(lon_c, lat_c))
-        ut3 = zeros(stag, backend)
-        vt3 = zeros(stag, backend)
-        ut3[: nx + 1 + 2 * h, : ny + 2 * h] = ut[..., None]
-        vt3[: nx + 2 * h, : ny + 1 + 2 * h] = vt[..., None]
-        FluxPrep(factory, self.grid, spec, nz)(ut3, vt3, config.dt, self.crx, self.cry, self.xfx, self.yfx)
+        winds = {X: zeros(corners, backend), Y: zeros(corners, backend)}
+        winds[X][: nx + 1 + 2 * h, : ny + 2 * h] = ut[..., None]
+        winds[Y][: nx + 2 * h, : ny + 1 + 2 * h] = vt[..., None]
+        FluxPrep(grid_factory, self.grid, h)(winds, config.dt, self.courant, self.area_flux)
         q0 = q0_fn(*metric.lonlat_agrid)
         self.q[:, :, :] = from_numpy(np.repeat(q0[..., None], nz, axis=2), backend)
         self.halo = ScalarHalo(self.q, n_halo=h, location="center")
         # the two ranks sharing a face must use one flux for it (exact mass conservation;
         # near the cube vertices their corner-filled stencils differ)
-        self.flux_sync = VectorHalo(self.fx, self.fy, n_halo=h, grid="C", depth=1)
-        self._bounds = {"origin": (h, h, 0), "domain": (nx, ny, nz)}
+        self.flux_sync = VectorHalo(self.flux[X], self.flux[Y], n_halo=h, grid="C", depth=1)
+        transport = FiniteVolumeTransport(grid_factory, self.grid, spec, config.hord)
+        self.fluxes = transport.bind(self.q, self.courant[X], self.courant[Y], self.area_flux[X],
+                                     self.area_flux[Y], self.flux[X], self.flux[Y])  # fmt: skip
+        self.update = grid_factory.from_dims(apply_flux_divergence, CELL_DIMS).bind(
+            q=self.q, fx=self.flux[X], fy=self.flux[Y], rarea=self.grid.rarea)
 
     def courant_max(self) -> float:
+        """Largest |Courant number| on the compute faces."""
         h, nx, ny = self.rank.spec.n_halo, self.rank.spec.nx, self.rank.spec.ny
-        cx = np.abs(np.asarray(self.crx)[h : h + nx + 1, h : h + ny]).max()
-        cy = np.abs(np.asarray(self.cry)[h : h + nx, h : h + ny + 1]).max()
+        cx = np.abs(np.asarray(self.courant[X])[h : h + nx + 1, h : h + ny]).max()
+        cy = np.abs(np.asarray(self.courant[Y])[h : h + nx, h : h + ny + 1]).max()
         return float(max(cx, cy))
 
-    def fluxes(self) -> None:
-        """fvtp2d, after the halo of q has been filled."""
-        self.transport(self.q, self.crx, self.cry, self.xfx, self.yfx, self.fx, self.fy)
-
-    def update(self) -> None:
-        """Flux-form update, after the boundary fluxes have been synchronised."""
-        self._update(q=self.q, fx=self.fx, fy=self.fy, rarea=self.grid.rarea, **self._bounds)
-
     def interior(self) -> np.ndarray:
-        h, nx, ny = self.rank.spec.n_halo, self.rank.spec.nx, self.rank.spec.ny
-        return np.asarray(self.q)[h : h + nx, h : h + ny, 0].copy()
+        """The compute cells of ``q`` (first level, a copy)."""
+        return self.rank.interior(np.asarray(self.q)[..., 0])
 
 
 class Advection:
-    """All ranks this process runs; ``step()`` = halo exchange + fvtp2d + flux divergence."""
+    """All ranks of this process; :meth:`step` = halo update of q, ``fvtp2d``, face-flux sync,
+    flux-form update."""
 
     def __init__(
-        self, factory: Any, partitioner: Any, ranks: list[Rank], config: AdvectionConfig,
+        self, factory: StencilFactory, decomposition: Decomposition, config: AdvectionConfig,
         psi_fn: FieldFn, q0_fn: FieldFn,
     ) -> None:  # fmt: skip
-        self.ranks = [RankAdvection(factory, r, config, psi_fn, q0_fn) for r in ranks]
-        self.exchanges = [
-            HaloExchange(r.rank.comm, partitioner, [r.halo], packing="slicing") for r in self.ranks
-        ]
-        self.flux_exchanges = [
-            HaloExchange(r.rank.comm, partitioner, [r.flux_sync], packing="slicing")
-            for r in self.ranks
-        ]
-
-    @staticmethod
-    def _exchange(exchanges: list[HaloExchange]) -> None:
-        for ex in exchanges:
-            ex.start()
-        for ex in exchanges:
-            ex.wait()
-
-    def halo_update(self) -> None:
-        self._exchange(self.exchanges)
+        self.ranks = [RankAdvection(factory, r, config, psi_fn, q0_fn) for r in decomposition.ranks]
+        comm = decomposition.communicator
+        self.halo = comm.halo_updater({r.rank.rank: [r.halo] for r in self.ranks},
+                                      packing="slicing")  # fmt: skip
+        self.flux_sync = comm.halo_updater({r.rank.rank: [r.flux_sync] for r in self.ranks},
+                                           packing="slicing")  # fmt: skip
 
     def step(self) -> None:
-        self.halo_update()
+        self.halo.update()
         for r in self.ranks:
             r.fluxes()
-        self._exchange(self.flux_exchanges)
+        self.flux_sync.update()
         for r in self.ranks:
             r.update()

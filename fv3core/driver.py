@@ -1,4 +1,5 @@
-"""Run an FV3 case end to end: ranks, stencil-cache warm-up, time loop, diagnostics, output."""
+"""Run an FV3 case end to end, whatever its model: decomposition, time step from the CFL
+estimate, serial stencil-cache warm-up, time loop, gathered fields, diagnostics, netCDF."""
 
 from __future__ import annotations
 
@@ -6,15 +7,15 @@ import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from fv3core.advection import Advection, AdvectionConfig
 from fv3core.config import FV3Config
-from fv3core.ranks import Rank, build_ranks
-from fv3core.testcases.williamson import A_EARTH, CosineBell, SolidBodyFlow, normalized_errors
+from fv3core.decomposition import decompose
+from fv3core.model import Experiment, GlobalGrid
+from fv3core.testcases.williamson import A_EARTH
 from stencils.atomic import atomic_output
+from stencils.factory import StencilFactory
 
 log = logging.getLogger(__name__)
 
@@ -48,115 +49,62 @@ class RunResult:
     diagnostics: dict[str, float] = field(default_factory=dict)
 
 
-def _max_speed_over_dx(ranks: list[Rank], flow: SolidBodyFlow, comm: Any) -> float:
-    best = 0.0
-    for r in ranks:
-        m = r.metric
-        u, v = flow.wind(*m.lonlat_agrid)
-        h = r.spec.n_halo
-        speed = np.hypot(u, v)[h:-h, h:-h]
-        dmin = np.minimum(m.dxa, m.dya)[h:-h, h:-h]
-        best = max(best, float((speed / dmin).max()))
-    return comm.allreduce_max(best) if comm.size > 1 and not _is_local(comm) else best
-
-
-def _is_local(comm: Any) -> bool:
-    return type(comm).__name__ == "LocalComm"
-
-
-def _gather(ranks: list[Rank], partitioner: Any, arrays: dict[int, np.ndarray], n: int):
-    """Global (6, N, N) array on the root from each rank's interior (in-process or MPI)."""
-    comm = ranks[0].comm
-    if _is_local(comm) or comm.size == 1:
-        out = np.empty((6, n, n))
-        for r in ranks:
-            s = r.spec
-            out[s.tile, s.i0 : s.i1, s.j0 : s.j1] = arrays[r.rank]
-        return out
-    me = ranks[0]
-    tag = 7919
-    if me.rank != 0:
-        req = comm.send_init(np.ascontiguousarray(arrays[me.rank]), 0, tag)
-        comm.startall([req])
-        comm.waitall([req])
-        return None
-    out = np.empty((6, n, n))
-    bufs, reqs = {}, []
-    for src in range(1, comm.size):
-        i0, i1, j0, j1 = partitioner.subdomain_extent(src, n, n)
-        bufs[src] = np.empty((i1 - i0, j1 - j0))
-        reqs.append(comm.recv_init(bufs[src], src, tag))
-    comm.startall(reqs)
-    comm.waitall(reqs)
-    bufs[0] = arrays[0]
-    for src, buf in bufs.items():
-        i0, i1, j0, j1 = partitioner.subdomain_extent(src, n, n)
-        out[partitioner.tile_index(src), i0:i1, j0:j1] = buf
-    return out
-
-
-def run(config: FV3Config, mpi: bool = False, progress: bool = True) -> RunResult:
-    """Run ``config`` on all ranks in this process, or (``mpi``) as this MPI rank."""
+def experiment_for(config: FV3Config) -> Experiment:
+    """The experiment of ``config.case``: TC1 transport or a shallow-water case."""
     if config.is_dynamics:
-        from fv3core.shallow_water_run import run_shallow_water
+        from fv3core.shallow_water_model import ShallowWaterExperiment
 
-        return run_shallow_water(config, mpi=mpi, progress=progress)
-    return _run_advection(config, mpi=mpi, progress=progress)
+        return ShallowWaterExperiment(config)
+    from fv3core.transport_model import TransportExperiment
+
+    return TransportExperiment(config)
 
 
-def _run_advection(config: FV3Config, mpi: bool, progress: bool) -> RunResult:
-    """Williamson TC1: fvtp2d with prescribed winds."""
+def run(
+    config: FV3Config,
+    *,
+    factory: StencilFactory | None = None,
+    mpi: bool = False,
+    progress: bool = True,
+) -> RunResult:
+    """Run ``config`` on all ranks in this process, or (``mpi``) as this MPI rank.
+
+    ``factory`` builds the stencils (default: a plain ``StencilFactory(config.backend)``; pass
+    a :class:`mapping.tuning.TunedStencilFactory` to build stencils with applied tuned
+    schedules).  Global fields and diagnostics arrive on the root rank only."""
     from tqdm import tqdm
 
-    from fv3core.stencil_factory import stencil_factory
-
+    experiment = experiment_for(config)
     n = config.resolution
-    flow = SolidBodyFlow(alpha=config.alpha, radius=A_EARTH)
-    bell = CosineBell(flow)
-    part, ranks = build_ranks(n, config.layout, mpi=mpi, radius=A_EARTH, alpha=config.alpha)
-    comm = ranks[0].comm
-    is_root = ranks[0].rank == 0
-    steps, dt = config.steps_for(_max_speed_over_dx(ranks, flow, comm))
-    log.info("%s C%d on %d ranks: %d steps of %.1f s", config.case, n, part.total_ranks, steps, dt)
-    factory = stencil_factory(config.backend)
-    adv_cfg = AdvectionConfig(hord=config.hord, dt=dt, nz=config.nz)
-    args = (flow.stream_function, lambda lon, lat: bell.height(lon, lat))
-    if mpi and comm.size > 1:
-        # warm the stencil cache serially: ranks build (or load) their stencils one after another
-        for turn in range(comm.size):
-            if comm.rank == turn:
-                model = Advection(factory, part, ranks, adv_cfg, *args)
-            comm.barrier()
-    else:
-        model = Advection(factory, part, ranks, adv_cfg, *args)
-    area_glob = _gather(ranks, part, {r.rank: r.metric.interior_area for r in ranks}, n)
-    h0 = _gather(ranks, part, {r.rank.rank: r.interior() for r in model.ranks}, n)
-    mass0 = None if h0 is None else float(np.sum(h0 * area_glob))
+    decomposition = decompose(n, config.layout, mpi=mpi, radius=A_EARTH,
+                              alpha=experiment.coriolis_alpha)  # fmt: skip
+    rate = decomposition.max_over_ranks(experiment.cfl_rate) / experiment.substeps
+    steps, dt = config.steps_for(rate)
+    log.info("%s C%d on %d ranks: %d steps of %.1f s (%d substeps each)", config.case, n,
+             decomposition.total_ranks, steps, dt, experiment.substeps)  # fmt: skip
+    factory = factory if factory is not None else StencilFactory(config.backend)
+    model = decomposition.build_serially(lambda: experiment.build(factory, decomposition, dt))
+    area = decomposition.gather({r.rank: r.metric.interior_area for r in decomposition.ranks})
+    start = decomposition.gather_fields(model.output_fields())
     t0 = time.perf_counter()
     for _ in tqdm(range(steps), desc=f"{config.case} C{n}", unit="step",
-                  disable=not (progress and is_root)):  # fmt: skip
+                  disable=not (progress and decomposition.is_root)):  # fmt: skip
         model.step()
     seconds = time.perf_counter() - t0
-    h = _gather(ranks, part, {r.rank.rank: r.interior() for r in model.ranks}, n)
-    lonlat = [
-        _gather(ranks, part, {r.rank: np.rad2deg(x[3:-3, 3:-3])
-                              for r, x in ((r, r.metric.lonlat_agrid[k]) for r in ranks)}, n)
+    end = decomposition.gather_fields(model.output_fields())
+    lon, lat = (
+        decomposition.gather({r.rank: np.rad2deg(r.interior(r.metric.lonlat_agrid[k]))
+                              for r in decomposition.ranks})
         for k in (0, 1)
-    ]  # fmt: skip
-    result = RunResult(config, steps, dt, seconds, is_root)
-    if not is_root:
+    )  # fmt: skip
+    result = RunResult(config, steps, dt, seconds, decomposition.is_root)
+    if start is None or end is None or lon is None or lat is None or area is None:
         return result
-    t_end = steps * dt
-    h_true = bell.height(np.deg2rad(lonlat[0]), np.deg2rad(lonlat[1]), t=t_end)
-    result.fields = {"h": h, "h_exact": h_true}
-    result.lon, result.lat, result.area = lonlat[0], lonlat[1], area_glob
-    result.diagnostics = {
-        **normalized_errors(h, h_true, area_glob),
-        "mass_relative_change": float(np.sum(h * area_glob) / mass0 - 1.0),
-        "h_min": float(h.min()),
-        "h_max": float(h.max()),
-        "seconds_per_step": seconds / steps,
-    }
+    analysis = experiment.analyse(start, end, GlobalGrid(lon, lat, area), steps * dt)
+    result.fields = analysis.fields
+    result.lon, result.lat, result.area = lon, lat, area
+    result.diagnostics = {**analysis.diagnostics, "seconds_per_step": seconds / steps,
+                          **model.run_diagnostics()}  # fmt: skip
     return result
 
 

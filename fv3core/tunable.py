@@ -2,10 +2,15 @@
 
 Every public module-level GTScript definition of :mod:`fv3core.stencils`; definitions that read
 ``iord`` are tuned once per PPM scheme fv3core runs (FV3 ``hord``, ``SUPPORTED_HORD``: 5 the
-unlimited fourth-order PPM, 8 the monotone limiter of Lin 2004).
+unlimited fourth-order PPM, 8 the monotone limiter of Lin 2004), and ``fxadv``
+(``courant_and_area_flux``) once per kind of face wind it takes (``normal_wind``).
 """
 
 from fv3core.stencils.ppm import SUPPORTED_HORD
 from mapping.tuning.registry import Tunable
 
-TUNABLE = Tunable(name="fv3core", modules=("fv3core.stencils",), externals={"iord": SUPPORTED_HORD})
+TUNABLE = Tunable(
+    name="fv3core",
+    modules=("fv3core.stencils",),
+    externals={"iord": SUPPORTED_HORD, "normal_wind": (False, True)},
+)

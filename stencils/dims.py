@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from stencils.directions import Direction
 from stencils.errors import StencilError
 from stencils.storage import Domain
 
@@ -29,7 +30,17 @@ _AXES: dict[str, tuple[int, bool]] = {
 }  # fmt: skip
 
 Dims = tuple[str, str, str]
+
+#: cell centres, corners (both horizontal dims staggered)
+CELL_DIMS: Dims = (X_DIM, Y_DIM, Z_DIM)
+CORNER_DIMS: Dims = (X_INTERFACE_DIM, Y_INTERFACE_DIM, Z_DIM)
 Bounds = tuple[tuple[int, int, int], tuple[int, int, int]]
+
+
+def face_dims(d: Direction) -> Dims:
+    """The staggering of the faces crossed along ``d``: x-faces ``(X_INTERFACE_DIM, Y_DIM,
+    Z_DIM)``, y-faces ``(X_DIM, Y_INTERFACE_DIM, Z_DIM)``."""
+    return (X_INTERFACE_DIM, Y_DIM, Z_DIM) if d.axis == 0 else (X_DIM, Y_INTERFACE_DIM, Z_DIM)
 
 
 def _axes(dims: Sequence[str]) -> list[tuple[int, bool]]:

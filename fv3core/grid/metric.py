@@ -26,6 +26,7 @@ from fv3core.grid.spherical import (
     tangent_direction,
     xyz_to_lonlat,
 )
+from stencils.directions import Direction
 
 RADIUS = 6.3712e6  # m, FV3 constants_mod (GFS)
 OMEGA = 7.292e-5  # 1/s
@@ -75,6 +76,15 @@ class SubdomainSpec:
     @property
     def on_north(self) -> bool:
         return self.j1 == self.resolution
+
+    def cells(self, d: Direction) -> int:
+        """Compute cells along ``d`` (``nx`` or ``ny``)."""
+        return self.nx if d.axis == 0 else self.ny
+
+    def on_edges(self, d: Direction) -> tuple[bool, bool]:
+        """Whether the subdomain touches the tile edge at the start and at the end along ``d``
+        (west/east for x, south/north for y)."""
+        return (self.on_west, self.on_east) if d.axis == 0 else (self.on_south, self.on_north)
 
 
 def _sin_from_cos(c: np.ndarray) -> np.ndarray:
@@ -248,6 +258,23 @@ class MetricTerms:
         """Unit normal of each y-face at its midpoint, pointing toward increasing j."""
         t = self.xyz[1:, :] - self.xyz[:-1, :]
         return normalize(np.cross(self.xyz_yface, t))
+
+    # ---- by direction: the faces a direction's flow crosses ----------------------------------
+    def face_midpoints(self, d: Direction) -> np.ndarray:
+        """Midpoints of the faces crossed by flow along ``d`` (x: x-faces, y: y-faces)."""
+        return self.xyz_xface if d.axis == 0 else self.xyz_yface
+
+    def face_normal(self, d: Direction) -> np.ndarray:
+        """Unit normals of the faces crossed by flow along ``d``, pointing along ``d``."""
+        return self.xface_normal() if d.axis == 0 else self.yface_normal()
+
+    def face_length(self, d: Direction) -> np.ndarray:
+        """Lengths of the faces crossed by flow along ``d`` (x-faces: ``dy``, y-faces: ``dx``)."""
+        return self.dy if d.axis == 0 else self.dx
+
+    def centre_distance(self, d: Direction) -> np.ndarray:
+        """Centre-to-centre distances across the faces crossed along ``d`` (``dxc``, ``dyc``)."""
+        return self.dxc if d.axis == 0 else self.dyc
 
     # ---- Coriolis ---------------------------------------------------------------------------
     def _coriolis(self, lon: np.ndarray, lat: np.ndarray) -> np.ndarray:

@@ -11,8 +11,10 @@ from gt4py.cartesian.gtscript import PARALLEL, computation, interval
 
 from fv3core.errors import FV3ConfigError
 from fv3core.grid.metric import MetricTerms, SubdomainSpec
+from fv3core.stencils.flux_divergence import flux_divergence
 from fv3core.stencils.transport import CornerCopy
-from stencils.directions import X, Y
+from stencils.dims import face_dims
+from stencils.directions import DIRECTIONS, Direction, X, Y
 
 FloatField = gtscript.Field[np.float64]
 FloatFieldIJ = gtscript.Field[gtscript.IJ, np.float64]
@@ -29,45 +31,52 @@ def diffusive_flux(q: FloatField, del6: FloatFieldIJ, flux: FloatField):
 def diffusive_update(q: FloatField, fx: FloatField, fy: FloatField, rarea: FloatFieldIJ,
                      cd: float):  # fmt: skip
     with computation(PARALLEL), interval(...):
-        q = q + cd * rarea * (fx - fx[1, 0, 0] + fy - fy[0, 1, 0])
+        q = q + cd * rarea * flux_divergence(fx, fy)
 
 
-def del6_coefficients(metric: MetricTerms) -> tuple[np.ndarray, np.ndarray]:
-    """FV3 ``del6_v`` (x-faces) and ``del6_u`` (y-faces): face length / centre distance times
+def del6_coefficients(metric: MetricTerms, d: Direction) -> np.ndarray:
+    """FV3 ``del6_v`` (x-faces) or ``del6_u`` (y-faces): face length / centre distance times
     the mean grid-angle sine of the two cells sharing the face."""
     sin = metric.sin_sg
-    del6_v = np.zeros(metric.dxc.shape)
-    del6_u = np.zeros(metric.dyc.shape)
-    del6_v[1:-1] = 0.5 * (sin[0][1:] + sin[2][:-1]) * metric.dy[1:-1] / metric.dxc[1:-1]
-    del6_u[:, 1:-1] = 0.5 * (sin[1][:, 1:] + sin[3][:, :-1]) * metric.dx[:, 1:-1] / metric.dyc[:, 1:-1]
-    return del6_v, del6_u
+    near, far = (0, 2) if d.axis == 0 else (1, 3)
+    inner = (slice(1, -1), slice(None)) if d.axis == 0 else (slice(None), slice(1, -1))
+    high = (slice(1, None), slice(None)) if d.axis == 0 else (slice(None), slice(1, None))
+    low = (slice(None, -1), slice(None)) if d.axis == 0 else (slice(None), slice(None, -1))
+    distance = metric.centre_distance(d)
+    out = np.zeros(distance.shape)
+    out[inner] = 0.5 * (sin[near][high] + sin[far][low]) * metric.face_length(d)[inner] / distance[inner]
+    return out
 
 
 class Del2Cubed:
-    """``__call__(q, cd)``: q <- q + cd * (area-weighted del2 q), ``ntimes`` passes.
+    """FV3 ``del2_cubed``: ``__call__(q, cd)`` makes q <- q + cd * (area-weighted del2 q),
+    ``ntimes`` passes.
 
     ``q`` needs a filled halo (n_halo = 3); pass ``k`` uses the range extended by
     ``ntimes - k`` cells, so no halo update is needed between passes (as FV3)."""
 
     def __init__(self, factory: Any, metric: MetricTerms, spec: SubdomainSpec, nz: int,
                  ntimes: int = 1) -> None:  # fmt: skip
-        from stencils.storage import Domain, from_numpy, zeros
+        from stencils.dims import CELL_DIMS, GridIndexing
+        from stencils.storage import from_numpy, zeros
 
         if not 1 <= ntimes <= 3:
             raise FV3ConfigError(f"del2cubed ntimes={ntimes}: FV3 allows 1 to 3 passes")
-        self._spec, self._ntimes, self._nz = spec, ntimes, nz
+        self._spec, self._ntimes = spec, ntimes
         backend = factory.backend
-        del6_v, del6_u = del6_coefficients(metric)
-        self._del6_v = from_numpy(del6_v, backend)
-        self._del6_u = from_numpy(del6_u, backend)
+        indexing = GridIndexing(spec.nx, spec.ny, nz, spec.n_halo)
+        grid = factory.on_grid(indexing)
+        self._del6 = {d: from_numpy(del6_coefficients(metric, d), backend) for d in DIRECTIONS}
         self._rarea = from_numpy(metric.rarea, backend)
-        self._flux_x = factory(diffusive_flux, externals=X.offsets(), name="del2_fx")
-        self._flux_y = factory(diffusive_flux, externals=Y.offsets(), name="del2_fy")
-        self._update = factory(diffusive_update)
-        self._fx = zeros(Domain(spec.nx + 1, spec.ny, nz, spec.n_halo), backend)
-        self._fy = zeros(Domain(spec.nx, spec.ny + 1, nz, spec.n_halo), backend)
-        self._corners_x = CornerCopy(X, spec)
-        self._corners_y = CornerCopy(Y, spec)
+        self._flux = {d: zeros(indexing.domain_of(face_dims(d)), backend) for d in DIRECTIONS}
+        self._corners = {d: CornerCopy(d, spec) for d in DIRECTIONS}
+        #: per pass (range extended by ntimes - pass cells): each direction's flux, the update
+        self._passes = [
+            ({d: grid.from_dims(diffusive_flux, face_dims(d), ntimes - n, externals=d.offsets(),
+                                name=f"del2_f{d.name}") for d in DIRECTIONS},
+             grid.from_dims(diffusive_update, CELL_DIMS, ntimes - n))
+            for n in range(1, ntimes + 1)
+        ]  # fmt: skip
 
     def _average_vertices(self, q: Any) -> None:
         """FV3: at each cube vertex the corner cell and its two halo neighbours across the tile
@@ -86,15 +95,9 @@ class Del2Cubed:
             v[h, h - 1] = mean
 
     def __call__(self, q: Any, cd: float) -> None:
-        s, h, nz = self._spec, self._spec.n_halo, self._nz
-        for n in range(1, self._ntimes + 1):
-            nt = self._ntimes - n
+        for fluxes, update in self._passes:
             self._average_vertices(q)
-            self._corners_x(q)
-            self._flux_x(q=q, del6=self._del6_v, flux=self._fx, origin=(h - nt, h - nt, 0),
-                         domain=(s.nx + 1 + 2 * nt, s.ny + 2 * nt, nz))  # fmt: skip
-            self._corners_y(q)
-            self._flux_y(q=q, del6=self._del6_u, flux=self._fy, origin=(h - nt, h - nt, 0),
-                         domain=(s.nx + 2 * nt, s.ny + 1 + 2 * nt, nz))  # fmt: skip
-            self._update(q=q, fx=self._fx, fy=self._fy, rarea=self._rarea, cd=float(cd),
-                         origin=(h - nt, h - nt, 0), domain=(s.nx + 2 * nt, s.ny + 2 * nt, nz))  # fmt: skip
+            for d in DIRECTIONS:
+                self._corners[d](q)
+                fluxes[d](q=q, del6=self._del6[d], flux=self._flux[d])
+            update(q=q, fx=self._flux[X], fy=self._flux[Y], rarea=self._rarea, cd=float(cd))

@@ -162,7 +162,29 @@ def del4_coefficient(d4_bg: float, resolution: int, radius: float, dt: float) ->
     return float((d4_bg * min_cell_area(resolution, radius)) ** 2 / dt)
 
 
-def storages(weights: dict[str, np.ndarray], backend: str) -> dict[str, Any]:
-    from stencils.storage import from_numpy
+class Del4DivergenceDamping:
+    """FV3's ``nord = 1`` divergence damping (the del4 part of ``divergence_damping`` in
+    ``d_sw``): ``phib += nu4 * L(div)`` on the compute corners, bound once to the corner
+    divergence ``div`` (whose halo ring must be filled) and the corner potential ``phib``.
+    Namelist key ``d4_bg``: FV3's dimensionless background del4 coefficient."""
 
-    return {k: from_numpy(np.ascontiguousarray(w), backend) for k, w in weights.items()}
+    def __init__(
+        self,
+        factory: Any,
+        metric: MetricTerms,
+        vertices: list[Any],
+        d4_bg: float,
+        dt: float,
+        div: Any,
+        phib: Any,
+        rarea_c: Any,
+    ) -> None:
+        from stencils.dims import CORNER_DIMS
+        from stencils.storage import from_numpy
+
+        self.nu4 = del4_coefficient(d4_bg, metric.spec.resolution, metric.radius, dt)
+        self.weights = corner_laplacian_weights(metric, vertices)
+        weights = {k: from_numpy(np.ascontiguousarray(w), factory.backend)
+                   for k, w in self.weights.items()}  # fmt: skip
+        self.launch = factory.from_dims(corner_laplacian_damping, CORNER_DIMS).bind(
+            div=div, **weights, rarea_c=rarea_c, nu4=self.nu4, phib=phib)

@@ -10,8 +10,7 @@ that produces each flux (:func:`transport_sweep`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
@@ -28,9 +27,11 @@ from gt4py.cartesian.gtscript import (
 
 from fv3core.errors import FV3ConfigError
 from fv3core.grid.metric import SubdomainSpec
-from stencils.launch import BoundStencil
+from fv3core.grid.storages import TransportGrid
 from fv3core.stencils.ppm import SUPPORTED_HORD, ppm_face_flux, ppm_flux_stencil
-from stencils.directions import FAR, Direction, X, Y
+from stencils.dims import CORNER_DIMS, face_dims
+from stencils.directions import DIRECTIONS, FAR, Direction, X, Y
+from stencils.factory import GridStencilFactory
 
 FloatField = gtscript.Field[np.float64]
 FloatFieldIJ = gtscript.Field[gtscript.IJ, np.float64]
@@ -46,17 +47,28 @@ def courant_and_area_flux(
     xfx: FloatField,
     dt: float,
 ):
-    """Courant number and area swept through each face in one step (``fxadv``), from the
-    contravariant face-normal wind ``ut``; upwind cell's A-grid length and grid angle."""
-    from __externals__ import DI, DJ
+    """Courant number and area swept through each face in one step (FV3 ``fxadv``) along
+    ``DI``/``DJ``, from the upwind cell's A-grid length and grid-angle sine at that face.
+
+    External ``normal_wind`` false: ``ut`` is the contravariant face wind, and the swept area
+    is ``dt * ut * face_length * sin``; true: ``ut`` is the face-normal wind, whose
+    contravariant component is ``ut / sin``, and the swept area is ``dt * ut * face_length``."""
+    from __externals__ import DI, DJ, normal_wind
 
     with computation(PARALLEL), interval(...):
-        if ut > 0.0:
-            crx = dt * ut * rdxa[-DI, -DJ]
-            xfx = dt * ut * face_length * sin_far[-DI, -DJ]
+        if __INLINED(normal_wind):
+            if ut > 0.0:
+                crx = dt * ut * rdxa[-DI, -DJ] / sin_far[-DI, -DJ]
+            else:
+                crx = dt * ut * rdxa / sin_near
+            xfx = dt * ut * face_length
         else:
-            crx = dt * ut * rdxa
-            xfx = dt * ut * face_length * sin_near
+            if ut > 0.0:
+                crx = dt * ut * rdxa[-DI, -DJ]
+                xfx = dt * ut * face_length * sin_far[-DI, -DJ]
+            else:
+                crx = dt * ut * rdxa
+                xfx = dt * ut * face_length * sin_near
 
 
 #: where :func:`transport_sweep` puts the Lin-Rood average (its ``average`` external)
@@ -76,24 +88,6 @@ def advective_update(q, area, flux_in, flux_out, area_flux_in, area_flux_out):
 def lin_rood_average(inner, outer, area_flux):
     """Lin-Rood average of the two splitting orders' fluxes, times the swept area."""
     return 0.5 * (inner + outer) * area_flux
-
-
-def inner_advective_update(
-    q: FloatField, area: FloatFieldIJ, flux: FloatField, area_flux: FloatField, q_out: FloatField
-):
-    """:func:`advective_update` along ``DI``/``DJ`` on its own (a stand-alone stage, kept as a
-    tuning target; :func:`transport_sweep` computes it inside the sweep that consumes it)."""
-    from __externals__ import DI, DJ
-
-    with computation(PARALLEL), interval(...):
-        q_out = advective_update(q, area, flux, flux[DI, DJ, 0], area_flux, area_flux[DI, DJ, 0])
-
-
-def average_flux(inner: FloatField, outer: FloatField, area_flux: FloatField):
-    """:func:`lin_rood_average` on its own, ``inner`` := average (a stand-alone stage, kept as
-    a tuning target; :func:`transport_sweep` folds it into the last sweep of each flux)."""
-    with computation(PARALLEL), interval(...):
-        inner = lin_rood_average(inner, outer, area_flux)
 
 
 def transport_sweep(
@@ -133,12 +127,6 @@ def transport_sweep(
         if __INLINED(average == AVERAGE_INTO_PARTNER):
             with horizontal(region[ba:bb, bc:bd]):
                 partner_flux = lin_rood_average(partner_flux, sweep_flux, area_flux)
-
-
-def apply_flux_divergence(q: FloatField, fx: FloatField, fy: FloatField, rarea: FloatFieldIJ):
-    """q += (fluxes in - fluxes out) / area (FV3 ``delp`` / tracer update without mass)."""
-    with computation(PARALLEL), interval(...):
-        q = q + (fx - fx[1, 0, 0] + fy - fy[0, 1, 0]) * rarea
 
 
 class CornerCopy:
@@ -201,10 +189,10 @@ class CornerCopy:
 
         (buffer,), ((_, index),) = flat_locations([("q", q)])
         di, dj, si, sj = self._indices(q.shape)
-        return _FlatCopy(buffer, index[di, dj].ravel(), index[si, sj].ravel())
+        return FlatCopy(buffer, index[di, dj].ravel(), index[si, sj].ravel())
 
 
-class _FlatCopy:
+class FlatCopy:
     """``buffer[dst] = buffer[src]`` (a bound :class:`CornerCopy`)."""
 
     def __init__(self, buffer: np.ndarray, dst: np.ndarray, src: np.ndarray) -> None:
@@ -214,45 +202,11 @@ class _FlatCopy:
         self._buffer[self._dst] = self._buffer[self._src]
 
 
-@dataclass(frozen=True)
-class TransportGrid:
-    """The metric terms transport needs, as 2D storages (see :class:`MetricTerms`)."""
-
-    area: Any
-    rarea: Any
-    dxa: Any
-    dya: Any
-    rdxa: Any
-    rdya: Any
-    dx: Any
-    dy: Any
-    sin_sg1: Any
-    sin_sg2: Any
-    sin_sg3: Any
-    sin_sg4: Any
-
-    @classmethod
-    def from_metric(cls, metric: Any, backend: str) -> TransportGrid:
-        from stencils.storage import from_numpy
-
-        def s(a: np.ndarray) -> Any:
-            return from_numpy(np.ascontiguousarray(a), backend)
-
-        sin = metric.sin_sg
-        return cls(
-            area=s(metric.area), rarea=s(metric.rarea), dxa=s(metric.dxa), dya=s(metric.dya),
-            rdxa=s(1.0 / metric.dxa), rdya=s(1.0 / metric.dya), dx=s(metric.dx), dy=s(metric.dy),
-            sin_sg1=s(sin[0]), sin_sg2=s(sin[1]), sin_sg3=s(sin[2]), sin_sg4=s(sin[3]),
-        )  # fmt: skip
-
-
 def _ppm_externals(direction: Direction, spec: SubdomainSpec, hord: int) -> dict[str, Any]:
-    h = spec.n_halo
-    n = spec.nx if direction.name == "x" else spec.ny
-    on = (spec.on_west, spec.on_east) if direction.name == "x" else (spec.on_south, spec.on_north)
+    h, n = spec.n_halo, spec.cells(direction)
     ext = {"iord": hord, **direction.offsets()}
     # all PPM sweeps of one direction start at the interior along that axis: origin h
-    ext.update(direction.edge_regions((h, h, 0), h, h + n - 1, *on))
+    ext.update(direction.edge_regions((h, h, 0), h, h + n - 1, *spec.on_edges(direction)))
     return ext
 
 
@@ -261,31 +215,46 @@ def _sweep_externals(
     band: dict[str, Any] | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     """Externals of :func:`transport_sweep` along ``direction``."""
-    cross = Y if direction is X else X
-    offsets = cross.offsets()
+    offsets = direction.across.offsets()
     return {
         **_ppm_externals(direction, spec, hord), "CI": offsets["DI"], "CJ": offsets["DJ"],
         "inner_update": inner_update, "average": average, **(band or X.band(-FAR, 2 * FAR)),
     }  # fmt: skip
 
 
+def courant_halo(d: Direction, n_halo: int) -> tuple[int, int]:
+    """Halo cells of the faces a Courant-number stencil along ``d`` computes: all faces that
+    have an upwind cell on both sides (``n_halo - 1`` along ``d``, ``n_halo`` across)."""
+    return (n_halo - 1, n_halo) if d.axis == 0 else (n_halo, n_halo - 1)
+
+
 class FluxPrep:
-    """Courant numbers and swept areas on C-grid faces from contravariant winds (``fxadv``)."""
+    """FV3 ``fxadv``: Courant numbers and swept areas on the C-grid faces crossed along each
+    direction, from the contravariant face winds."""
 
-    def __init__(self, factory: Any, grid: TransportGrid, spec: SubdomainSpec, nz: int) -> None:
-        h, nx, ny = spec.n_halo, spec.nx, spec.ny
+    def __init__(self, factory: GridStencilFactory, grid: TransportGrid, n_halo: int) -> None:
         self._grid = grid
-        self._x = factory(courant_and_area_flux, externals=X.offsets(), name="fxadv_x")
-        self._y = factory(courant_and_area_flux, externals=Y.offsets(), name="fxadv_y")
-        self._x_bounds = {"origin": (1, 0, 0), "domain": (nx + 2 * h - 1, ny + 2 * h, nz)}
-        self._y_bounds = {"origin": (0, 1, 0), "domain": (nx + 2 * h, ny + 2 * h - 1, nz)}
+        self._stencils = {
+            d: factory.from_dims(courant_and_area_flux, face_dims(d), courant_halo(d, n_halo),
+                                 externals={**d.offsets(), "normal_wind": False},
+                                 name=f"fxadv_{d.name}")
+            for d in DIRECTIONS
+        }  # fmt: skip
 
-    def __call__(self, ut: Any, vt: Any, dt: float, crx: Any, cry: Any, xfx: Any, yfx: Any) -> None:
+    def __call__(
+        self,
+        winds: Mapping[Direction, Any],
+        dt: float,
+        courant: Mapping[Direction, Any],
+        area_flux: Mapping[Direction, Any],
+    ) -> None:
+        """``courant[d]``, ``area_flux[d]`` from the contravariant winds ``winds[d]`` on the faces
+        crossed along ``d`` (x-faces: ``ut``, y-faces: ``vt``)."""
         g = self._grid
-        self._x(ut=ut, rdxa=g.rdxa, face_length=g.dy, sin_near=g.sin_sg1, sin_far=g.sin_sg3,
-                crx=crx, xfx=xfx, dt=float(dt), **self._x_bounds)  # fmt: skip
-        self._y(ut=vt, rdxa=g.rdya, face_length=g.dx, sin_near=g.sin_sg2, sin_far=g.sin_sg4,
-                crx=cry, xfx=yfx, dt=float(dt), **self._y_bounds)  # fmt: skip
+        for d, stencil in self._stencils.items():
+            stencil(ut=winds[d], rdxa=g.rcell_length(d), face_length=g.face_length(d),
+                    sin_near=g.sin_near(d), sin_far=g.sin_far(d), crx=courant[d],
+                    xfx=area_flux[d], dt=float(dt))  # fmt: skip
 
 
 class FiniteVolumeTransport:
@@ -304,47 +273,43 @@ class FiniteVolumeTransport:
     MAX_BOUND = 4
 
     def __init__(
-        self, factory: Any, grid: TransportGrid, spec: SubdomainSpec, nz: int, hord: int
+        self, factory: GridStencilFactory, grid: TransportGrid, spec: SubdomainSpec, hord: int
     ) -> None:
         if hord not in SUPPORTED_HORD:
             raise FV3ConfigError(f"hord={hord} is not implemented: use one of {SUPPORTED_HORD}")
         if spec.n_halo != 3:
             raise FV3ConfigError(f"n_halo={spec.n_halo}: FV3 transport needs n_halo = 3")
-        from stencils.storage import Domain, zeros
+        from stencils.storage import zeros
 
-        h, nx, ny = spec.n_halo, spec.nx, spec.ny
+        h, ny = spec.n_halo, spec.ny
         self._grid = grid
         # gt4py's OnTheFlyMerging would recompute the sweeps' temporaries at every offset they
         # are read at (C48: numpy step ~2x slower); without it each is computed once
-        skip = {"oir_skip": ("OnTheFlyMerging",)}
-        self._yppm = factory(
-            ppm_flux_stencil, externals=_ppm_externals(Y, spec, hord), name="yppm", **skip
-        )
-        self._xppm_inner = factory(
-            transport_sweep, externals=_sweep_externals(X, spec, hord, True, NO_AVERAGE),
-            name="xppm_inner", **skip,
+        skip = ("OnTheFlyMerging",)
+        x_faces, y_faces = face_dims(X), face_dims(Y)
+        self._yppm = factory.from_dims(
+            ppm_flux_stencil, y_faces, (h, 0), externals=_ppm_externals(Y, spec, hord),
+            name="yppm", oir_skip=skip,
         )  # fmt: skip
-        self._xppm_mean = factory(
-            transport_sweep,
+        self._xppm_inner = factory.from_dims(
+            transport_sweep, x_faces, externals=_sweep_externals(X, spec, hord, True, NO_AVERAGE),
+            name="xppm_inner", oir_skip=skip,
+        )  # fmt: skip
+        self._xppm_mean = factory.from_dims(
+            transport_sweep, x_faces, (0, h),
             externals=_sweep_externals(X, spec, hord, False, AVERAGE_INTO_PARTNER, Y.band(h, ny)),
-            name="xppm_mean", **skip,
+            name="xppm_mean", oir_skip=skip,
         )  # fmt: skip
-        self._yppm_inner_mean = factory(
-            transport_sweep, externals=_sweep_externals(Y, spec, hord, True, AVERAGE_INTO_FLUX),
-            name="yppm_inner_mean", **skip,
+        self._yppm_inner_mean = factory.from_dims(
+            transport_sweep, y_faces,
+            externals=_sweep_externals(Y, spec, hord, True, AVERAGE_INTO_FLUX),
+            name="yppm_inner_mean", oir_skip=skip,
         )  # fmt: skip
         self._corners_x = CornerCopy(X, spec)
         self._corners_y = CornerCopy(Y, spec)
-        shape = Domain(nx + 1, ny + 1, nz, h)
+        shape = factory.indexing.domain_of(CORNER_DIMS)
         self._fx2 = zeros(shape, factory.backend)
         self._fy2 = zeros(shape, factory.backend)
-        full_x, full_y = nx + 2 * h, ny + 2 * h
-        self._b = {
-            "fy2": {"origin": (0, h, 0), "domain": (full_x, ny + 1, nz)},
-            "fx": {"origin": (h, h, 0), "domain": (nx + 1, ny, nz)},
-            "fx2": {"origin": (h, 0, 0), "domain": (nx + 1, full_y, nz)},
-            "fy": {"origin": (h, h, 0), "domain": (nx, ny + 1, nz)},
-        }
         self._bound: dict[tuple[int, ...], BoundTransport] = {}
 
     def bind(
@@ -352,7 +317,7 @@ class FiniteVolumeTransport:
     ) -> BoundTransport:
         """The ``fvtp2d`` of these storages, bound once (the one definition of the sequence;
         :class:`BoundTransport` runs it without per-call argument processing)."""
-        g, b, bs = self._grid, self._b, BoundStencil
+        g = self._grid
         y_update = {"area": g.area, "cross_flux": self._fy2, "cross_area_flux": yfx}
         x_update = {"area": g.area, "cross_flux": self._fx2, "cross_area_flux": xfx}
         fx_mean = {"partner_flux": fx, "area_flux": xfx}
@@ -360,14 +325,13 @@ class FiniteVolumeTransport:
         # a variant without the update or the average still takes (and ignores) its fields
         return BoundTransport([
             self._corners_y.bind(q),
-            bs(self._yppm, q=q, courant=cry, dxa=g.dya, flux=self._fy2, **b["fy2"]),
-            bs(self._xppm_inner, q=q, **y_update, courant=crx, dxa=g.dxa, **fx_mean, flux=fx,
-               **b["fx"]),
+            self._yppm.bind(q=q, courant=cry, dxa=g.dya, flux=self._fy2),
+            self._xppm_inner.bind(q=q, **y_update, courant=crx, dxa=g.dxa, **fx_mean, flux=fx),
             self._corners_x.bind(q),
-            bs(self._xppm_mean, q=q, **y_update, courant=crx, dxa=g.dxa, **fx_mean,
-               flux=self._fx2, **b["fx2"]),
-            bs(self._yppm_inner_mean, q=q, **x_update, courant=cry, dxa=g.dya, **fy_mean,
-               flux=fy, **b["fy"]),
+            self._xppm_mean.bind(q=q, **y_update, courant=crx, dxa=g.dxa, **fx_mean,
+                                 flux=self._fx2),
+            self._yppm_inner_mean.bind(q=q, **x_update, courant=cry, dxa=g.dya, **fy_mean,
+                                       flux=fy),
         ])  # fmt: skip
 
     def __call__(

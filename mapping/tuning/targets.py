@@ -210,20 +210,11 @@ def _library_target(name: str) -> TuningTarget:
 
 
 def analyse_definition(definition: Callable[..., None], externals: Mapping[str, Any] | None = None) -> Any:
-    """:func:`stencils.access.analyse`, also for modules with postponed (string) annotations.
-
-    ``gtscript.stencil`` evaluates string annotations, the ``lazy_stencil`` the analysis uses
-    does not: evaluate them the way ``gtscript.stencil`` does, and restore them afterwards.
-    """
-    from gt4py.cartesian import gtscript
-
+    """:func:`stencils.access.analyse` (which evaluates postponed string annotations the way
+    ``gtscript.stencil`` does)."""
     from stencils.access import analyse
 
-    original = gtscript._set_arg_dtypes(definition, {})
-    try:
-        return analyse(definition, externals)
-    finally:
-        definition.__annotations__ = original
+    return analyse(definition, externals)
 
 
 def _definition_target(
@@ -250,7 +241,7 @@ def _definition_target(
         if p not in access.fields and p not in access.scalars
     )  # fmt: skip
     inout = [f for f in outputs if f in access.reads]
-    from gt4py.cartesian.gtc import gtir
+    from stencils.gt4py_internals import gtir
 
     axes = {
         str(p.name): "".join(str(d) for d in ("I", "J", "K") if p.dimensions[("I", "J", "K").index(d)])

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from fv3core.advection import Advection, AdvectionConfig
-from fv3core.ranks import build_ranks
+from fv3core.decomposition import decompose
 from fv3core.testcases.williamson import A_EARTH, DAY, CosineBell, SolidBodyFlow
 from mapping.cluster import HaloExchange, ScalarHalo
 from stencils.factory import StencilFactory
@@ -17,9 +17,9 @@ ALPHA_CORNERS = np.pi / 2 - 0.05
 
 def _model(q0_fn, alpha=ALPHA_CORNERS, hord=8, layout=1):
     flow = SolidBodyFlow(alpha=alpha)
-    part, ranks = build_ranks(N, layout, radius=A_EARTH)
     cfg = AdvectionConfig(hord=hord, dt=3600.0)
-    return Advection(StencilFactory("numpy"), part, ranks, cfg, flow.stream_function, q0_fn)
+    return Advection(StencilFactory("numpy"), decompose(N, layout, radius=A_EARTH), cfg,
+                     flow.stream_function, q0_fn)
 
 
 def _mass(model) -> float:
@@ -73,7 +73,8 @@ def test_grid_halos_match_halo_exchange(layout) -> None:
     """Metric terms a rank computes in its halo (from geometry) equal the values its
     neighbours hold in their interior, as delivered by mapping/cluster's halo exchange (which
     has its own, independent FV3 tile connectivity): cell area and Coriolis to 1e-9 relative."""
-    part, ranks = build_ranks(N, layout, radius=A_EARTH)
+    decomposition = decompose(N, layout, radius=A_EARTH)
+    part, ranks = decomposition.partitioner, decomposition.ranks
     for name in ("area", "f0"):
         fields = []
         for r in ranks:
@@ -82,7 +83,8 @@ def test_grid_halos_match_halo_exchange(layout) -> None:
             f[h:-h, h:-h, 0] = getattr(r.metric, name)[h:-h, h:-h]
             fields.append(f)
         exchanges = [
-            HaloExchange(r.comm, part, [ScalarHalo(f, n_halo=3)], packing="slicing")
+            HaloExchange(decomposition.communicator.comm_of(r.rank), part,
+                         [ScalarHalo(f, n_halo=3)], packing="slicing")
             for r, f in zip(ranks, fields)
         ]
         for ex in exchanges:
@@ -104,16 +106,18 @@ def test_fvtp2d_matches_numpy_reference(hord, layout, rank) -> None:
     ppm_reference.py to 1e-12 relative to the flux scale: random q with a jump, Courant numbers
     in (-0.9, 0.9), random swept areas, C12 subdomains touching all four tile edges (layout 1)
     and two of them (layout 2), hord 8 and 5."""
+    from fv3core.grid.storages import TransportGrid
+    from fv3core.stencils.transport import CornerCopy, FiniteVolumeTransport
+    from stencils.dims import GridIndexing
     from stencils.directions import X, Y
-    from fv3core.stencils.transport import CornerCopy, FiniteVolumeTransport, TransportGrid
     from stencils.storage import Domain, zeros
     from tests.fv3core.ppm_reference import fvtp2d_reference
 
-    part, ranks = build_ranks(N, layout, radius=A_EARTH)
-    r = ranks[rank]
+    r = decompose(N, layout, radius=A_EARTH).ranks[rank]
     spec, h, nz = r.spec, r.spec.n_halo, 2
     grid = TransportGrid.from_metric(r.metric, "numpy")
-    transport = FiniteVolumeTransport(StencilFactory("numpy"), grid, spec, nz, hord)
+    factory = StencilFactory("numpy").on_grid(GridIndexing(spec.nx, spec.ny, nz, h))
+    transport = FiniteVolumeTransport(factory, grid, spec, hord)
     rng = np.random.default_rng(hord + 10 * rank)
 
     def field(sx: int, sy: int):

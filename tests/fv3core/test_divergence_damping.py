@@ -8,12 +8,14 @@ import pytest
 from numpy.polynomial import legendre
 
 from fv3core.config import FV3Config
+from fv3core.decomposition import decompose
 from fv3core.driver import run
-from fv3core.dynamics import DynamicsConfig, ShallowWaterDynamics, edge_mean_tangential_wind
+from fv3core.dynamics import DynamicsConfig, Halo, Phase, ShallowWaterDynamics
 from fv3core.errors import FV3ConfigError
-from fv3core.ranks import build_ranks
+from fv3core.state import edge_mean_tangential_wind
 from fv3core.stencils.divergence_damping import corner_laplacian_numpy
 from fv3core.testcases.williamson import A_EARTH, shallow_water_case
+from stencils.directions import X, Y
 from stencils.factory import StencilFactory
 
 AXIS = np.array([0.3, 0.5, 0.8]) / np.linalg.norm([0.3, 0.5, 0.8])  # tilted: crosses tile edges
@@ -37,10 +39,9 @@ class _GradientMode:
 
 
 def _model(n: int, nord: int, dddmp: float, dt: float = 600.0) -> ShallowWaterDynamics:
-    part, ranks = build_ranks(n, 1, radius=A_EARTH)
     case = shallow_water_case("williamson2")
     cfg = DynamicsConfig(dt=dt, nord=nord, dddmp=dddmp)
-    return ShallowWaterDynamics(StencilFactory("numpy"), part, ranks, cfg, case)
+    return ShallowWaterDynamics(StencilFactory("numpy"), decompose(n, 1, radius=A_EARTH), cfg, case)
 
 
 def _laplacian(model: ShallowWaterDynamics, l: int) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -48,12 +49,12 @@ def _laplacian(model: ShallowWaterDynamics, l: int) -> list[tuple[np.ndarray, np
     out = []
     for r in model.ranks:
         y = _legendre(l, r.rank.metric.xyz @ AXIS)
-        np.asarray(r.div)[..., 0] = y
-        np.asarray(r.phib)[...] = 0.0
-        r._k_del4()
+        np.asarray(r.d_sw.div)[..., 0] = y
+        np.asarray(r.d_sw.phib)[...] = 0.0
+        r.d_sw.del4.launch()
         h, nx = r.spec.n_halo, r.spec.nx
         c = slice(h, h + nx + 1)
-        out.append((np.asarray(r.phib)[c, c, 0] / r.nu4, y, r))
+        out.append((np.asarray(r.d_sw.phib)[c, c, 0] / r.d_sw.del4.nu4, y, r))
     return out
 
 
@@ -69,7 +70,7 @@ def test_corner_laplacian_matches_numpy_reference_and_spherical_harmonic() -> No
         model = _model(n, nord=1, dddmp=0.0)
         num = den = 0.0
         for lap, y, r in _laplacian(model, l):
-            ref = corner_laplacian_numpy(y, r.del4_weights, np.asarray(r.grid.rarea_c))
+            ref = corner_laplacian_numpy(y, r.d_sw.del4.weights, np.asarray(r.grid.rarea_c))
             h, nx = r.spec.n_halo, r.spec.nx
             c = slice(h - 2, h + nx - 1)
             np.testing.assert_allclose(lap, ref[c, c], rtol=1e-12, atol=1e-12 * np.abs(ref[c, c]).max())
@@ -94,14 +95,16 @@ def test_corner_laplacian_stencil_compiled_matches_numpy_reference(backend: str)
     for r in model.ranks:
         y = _legendre(l, r.rank.metric.xyz @ AXIS)
         h, nx = r.spec.n_halo, r.spec.nx
-        div = np.zeros_like(np.asarray(r.div))
+        div = np.zeros_like(np.asarray(r.d_sw.div))
         div[..., 0] = y
-        phib = from_numpy(np.zeros_like(np.asarray(r.phib)), backend)
-        stencil(div=from_numpy(div, backend), **dd.storages(r.del4_weights, backend),
+        phib = from_numpy(np.zeros_like(np.asarray(r.d_sw.phib)), backend)
+        weights = {k: from_numpy(np.ascontiguousarray(w), backend)
+                   for k, w in r.d_sw.del4.weights.items()}  # fmt: skip
+        stencil(div=from_numpy(div, backend), **weights,
                 rarea_c=from_numpy(np.asarray(r.grid.rarea_c), backend), nu4=1.0, phib=phib,
                 origin=(h, h, 0), domain=(nx + 1, nx + 1, 1))  # fmt: skip
         got = to_numpy(phib)[h : h + nx + 1, h : h + nx + 1, 0]
-        ref = corner_laplacian_numpy(y, r.del4_weights, np.asarray(r.grid.rarea_c))
+        ref = corner_laplacian_numpy(y, r.d_sw.del4.weights, np.asarray(r.grid.rarea_c))
         ref = ref[h - 2 : h + nx - 1, h - 2 : h + nx - 1]
         np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12 * np.abs(ref).max())
 
@@ -114,32 +117,33 @@ def _damping_rate(nord: int, l: int, n: int = 24) -> float:
     for r in model.ranks:
         m = r.rank.metric
         p = m.xyz
-        np.asarray(r.u)[..., 0] = edge_mean_tangential_wind(mode, p[:-1, :], p[1:, :])
-        np.asarray(r.v)[..., 0] = edge_mean_tangential_wind(mode, p[:, :-1], p[:, 1:])
-        for vn, mid, normal in ((r.vn_x, m.xyz_xface, m.xface_normal()),
-                                (r.vn_y, m.xyz_yface, m.yface_normal())):  # fmt: skip
-            np.asarray(vn)[..., 0] = np.sum(mode.wind_xyz(mid) * normal, -1)
+        np.asarray(r.state.u)[..., 0] = edge_mean_tangential_wind(mode, p[:-1, :], p[1:, :])
+        np.asarray(r.state.v)[..., 0] = edge_mean_tangential_wind(mode, p[:, :-1], p[:, 1:])
+        for d in (X, Y):
+            np.asarray(r.c_sw.vn[d])[..., 0] = np.sum(
+                mode.wind_xyz(m.face_midpoints(d)) * m.face_normal(d), -1)
         wind = mode.wind_xyz(m.xyz_agrid)
         for k in range(3):
-            np.asarray(r.w[k])[..., 0] = wind[..., k]
-        for a in (r.phi, r.fxw, r.fyw):
+            np.asarray(r.c_sw.w[k])[..., 0] = wind[..., k]
+        for a in (r.c_sw.phi, r.d_sw.vort_flux[X], r.d_sw.vort_flux[Y]):
             np.asarray(a)[...] = 0.0
-    model._exchange(model.ex_wind)
-    before = [(np.asarray(r.u).copy(), np.asarray(r.v).copy()) for r in model.ranks]
+    model.exchange(Halo.WIND)
+    before = [(np.asarray(r.state.u).copy(), np.asarray(r.state.v).copy()) for r in model.ranks]
     for r in model.ranks:
-        r._k_corner_phi()
+        r.d_sw.corner_potential[-1]()  # the corner potential and divergence (not cell_phi)
     model.vertex_fixes.vertices()
-    if model.ex_div is not None:  # nord = 1 only
-        model._exchange(model.ex_div)
+    if Halo.DIVERGENCE in model.updaters:  # nord = 1 only
+        model.exchange(Halo.DIVERGENCE)
     num = den = 0.0
     for r, (u0, v0) in zip(model.ranks, before):
-        r.run_phase("wind_update")
+        r.run(Phase.WIND_UPDATE)
         h, nx = r.spec.n_halo, r.spec.nx
-        for new, old in ((r.u, u0[h : h + nx, h : h + nx + 1]), (r.v, v0[h : h + nx + 1, h : h + nx])):
+        for new, old in ((r.state.u, u0[h : h + nx, h : h + nx + 1]),
+                         (r.state.v, v0[h : h + nx + 1, h : h + nx])):  # fmt: skip
             du = np.asarray(new)[h : h + old.shape[0], h : h + old.shape[1]] - old
             num -= np.sum(du * old)
             den += np.sum(old * old)
-    coef = model.ranks[0].nu4 if nord else model.ranks[0].nu
+    coef = model.ranks[0].d_sw.del4.nu4 if nord else model.ranks[0].d_sw.nu
     return num / den / (model.ranks[0].config.dt * coef)
 
 

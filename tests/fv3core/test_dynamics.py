@@ -7,18 +7,14 @@ import numpy as np
 import pytest
 
 from fv3core.config import FV3Config
+from fv3core.decomposition import decompose
 from fv3core.driver import run
-from fv3core.dynamics import (
-    DynamicsConfig,
-    ShallowWaterDynamics,
-    agrid_winds_numpy,
-    corner_weights,
-    dual_face_coefficients,
-)
+from fv3core.dynamics import DynamicsConfig, Halo, Phase, ShallowWaterDynamics
 from fv3core.errors import FV3ConfigError
 from fv3core.grid.metric import MetricTerms, SubdomainSpec
-from fv3core.ranks import build_ranks
+from fv3core.grid.shallow_water_geometry import agrid_winds_numpy, corner_weights, dual_faces
 from fv3core.testcases.williamson import A_EARTH, shallow_water_case
+from stencils.directions import X, Y
 from stencils.factory import StencilFactory
 
 TC2_SHORT = {"case": "williamson2", "resolution": 12, "days": 0.125}
@@ -26,9 +22,9 @@ TC2_TINY = {"case": "williamson2", "resolution": 12, "days": 0.05}
 
 
 def _model(n: int = 12, layout: int = 1, dt: float = 900.0, case: str = "williamson2"):
-    part, ranks = build_ranks(n, layout, radius=A_EARTH)
     sw = shallow_water_case(case)
-    return sw, ShallowWaterDynamics(StencilFactory("numpy"), part, ranks, DynamicsConfig(dt=dt), sw)
+    return sw, ShallowWaterDynamics(StencilFactory("numpy"), decompose(n, layout, radius=A_EARTH),
+                                    DynamicsConfig(dt=dt), sw)
 
 
 def test_dgrid_to_agrid_stencil_matches_numpy_and_analytic_winds() -> None:
@@ -38,11 +34,12 @@ def test_dgrid_to_agrid_stencil_matches_numpy_and_analytic_winds() -> None:
     errors = []
     for n in (12, 24):
         sw, model = _model(n)
-        model._exchange(model.ex_wind)
+        model.exchange(Halo.WIND)
         r = model.ranks[0]
-        r.run_phase("c_grid_normal_winds")
-        ref = agrid_winds_numpy(r.rank.metric, np.asarray(r.u)[..., 0], np.asarray(r.v)[..., 0])
-        got = np.stack([np.asarray(w)[..., 0] for w in r.w], -1)
+        r.run(Phase.C_GRID_NORMAL_WINDS)
+        ref = agrid_winds_numpy(r.rank.metric, np.asarray(r.state.u)[..., 0],
+                                np.asarray(r.state.v)[..., 0])  # fmt: skip
+        got = np.stack([np.asarray(w)[..., 0] for w in r.c_sw.w], -1)
         h = r.spec.n_halo
         inner = (slice(h - 2, -h + 2), slice(h, -h))  # west/east halos, interior rows
         np.testing.assert_allclose(got[inner], ref[inner], rtol=0, atol=1e-12)
@@ -75,7 +72,8 @@ def test_dual_face_coefficients_reduce_to_lengths_on_orthogonal_faces() -> None:
     """Away from tile edges the dual-cell flux coefficients are (up to the grid's skew) the
     C-grid lengths (FV3 uses dyc * sin for the same flux): checked at the tile centre to 1e-3."""
     m = MetricTerms.build(SubdomainSpec(resolution=24, tile=0, i0=0, i1=24, j0=0, j1=24))
-    d = dual_face_coefficients(m)
+    d = {"du_y": dual_faces(m, Y).tangential, "dv_x": dual_faces(m, X).tangential,
+         "dn_y": dual_faces(m, Y).normal}  # fmt: skip
     c = 15
     np.testing.assert_allclose(d["du_y"][c, c], m.dyc[c, c], rtol=1e-3)
     np.testing.assert_allclose(d["dv_x"][c, c], m.dxc[c, c], rtol=1e-3)
@@ -106,12 +104,10 @@ def test_stencil_major_step_is_bitwise_the_rank_by_rank_step() -> None:
     """Reference: the same model run rank by rank inside each phase (every call of rank 0,
     then rank 1, ...); ShallowWaterDynamics.step runs the phases stencil-major
     (stencils.launch.stencil_major).  Three TC2 steps, tolerance 0."""
-    from fv3core.dynamics import RankDynamics
-
     _, ref = _model()
     _, model = _model()
-    ref._phases = {phase: [call for r in ref.ranks for call in r.phase_calls(phase)]
-                   for phase in RankDynamics.PHASES}  # fmt: skip
+    ref._phases = {phase: [call for r in ref.ranks for call in r.launches(phase)]
+                   for phase in Phase}  # fmt: skip
     assert [len(v) for v in ref._phases.values()] == [len(v) for v in model._phases.values()]
     assert ref._phases != model._phases or len(model.ranks) == 1
     for _ in range(3):
@@ -119,9 +115,10 @@ def test_stencil_major_step_is_bitwise_the_rank_by_rank_step() -> None:
         model.step()
     for a, b in zip(ref.ranks, model.ranks):
         for name in ("h", "u", "v"):
-            np.testing.assert_array_equal(np.asarray(getattr(a, name)), np.asarray(getattr(b, name)))
+            np.testing.assert_array_equal(np.asarray(getattr(a.state, name)),
+                                          np.asarray(getattr(b.state, name)))  # fmt: skip
     with pytest.raises(ValueError, match="unknown phase 'nope'"):
-        model.ranks[0].phase_calls("nope")
+        model.ranks[0].launches("nope")
 
 
 def test_config_accepts_dynamics_and_rejects_bad_values() -> None:

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from fv3core.grid import MetricTerms, SubdomainSpec
-from stencils.directions import X, Y
 from fv3core.stencils.ppm import ppm_flux_stencil
+from stencils.directions import X, Y
 from stencils.factory import StencilFactory
 from tests.fv3core.ppm_reference import ppm_flux_1d
 

@@ -108,7 +108,8 @@ def test_fv3core_registers_through_its_entry_point() -> None:
     assert names.get("fv3core") == "fv3core.tunable:TUNABLE"
     installed = Registry().installed()
     assert installed["fv3core"] == TUNABLE
-    assert TUNABLE.modules == ("fv3core.stencils",) and TUNABLE.externals == {"iord": SUPPORTED_HORD}
+    assert TUNABLE.modules == ("fv3core.stencils",)
+    assert TUNABLE.externals == {"iord": SUPPORTED_HORD, "normal_wind": (False, True)}
     assert TUNABLE in registered()
     assert Registry(group=None).tunables() == []  # nothing is known without registrations
 

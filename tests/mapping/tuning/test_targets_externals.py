@@ -71,8 +71,9 @@ def test_fv3core_directional_stencils_resolve_with_externals() -> None:
 def test_discovery_lists_x_and_y_variants_of_fv3core() -> None:
     tunable, skipped = discover_all()
     assert "fv3core.stencils.ppm:ppm_flux_stencil[x,iord=8]" in tunable
-    assert "fv3core.stencils.transport:courant_and_area_flux[y]" in tunable
-    assert "fv3core.stencils.transport:average_flux" in tunable
+    assert "fv3core.stencils.transport:courant_and_area_flux[y,normal_wind=false]" in tunable
+    assert "fv3core.stencils.transport:courant_and_area_flux[y,normal_wind=true]" in tunable
+    assert "fv3core.stencils.flux_divergence:apply_flux_divergence" in tunable
     for name, why in skipped.items():  # definitions needing other externals say how to name them
         assert "KEY=VALUE" in why, (name, why)
 
