@@ -20,11 +20,13 @@ $(STAMP): pyproject.toml constraints.txt
 run: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/stratoflow run
 
-test: $(STAMP)
+test: $(STAMP) lint
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest $(PYTEST_ARGS)
 
+# ruff, and the layering contracts of pyproject.toml [tool.importlinter]
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports --no-logo --no-cache
 
 clean:
 	rm -rf $(VENV) .gt_cache* .dacecache runs

@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import xarray as xr
 from scipy.ndimage import gaussian_filter
 from tqdm import tqdm
@@ -37,7 +36,7 @@ from ens10 import schema
 from ens10.errors import ENS10DataError
 from ens10.grid import grid_axes
 from ens10.io.atomic import write_netcdf
-from ens10.metrics.efi import ExtremeForecastIndex
+from ens10.io.layout import compute_efi, time_coord, variable_attrs, write_efi, write_members
 
 log = logging.getLogger(__name__)
 
@@ -266,16 +265,6 @@ def _coords(gen: SampleGenerator) -> dict:
     }
 
 
-def _time_coord(times: Sequence[dt.datetime]) -> tuple:
-    return ("time", pd.DatetimeIndex(times).values,
-            {"standard_name": "time", "long_name": "valid time (initialisation + 48 h)"})
-
-
-def _attrs(var: str) -> dict:
-    units, long_name = schema.UNITS[var]
-    return {"units": units, "long_name": long_name}
-
-
 def write_netcdf_layout(gen: SampleGenerator, out_dir: Path) -> list[Path]:
     """The preprocessed layout (what ``stratoflow ens10 preprocess`` makes of the raw files),
     the ERA5 targets, 48 h members of the targets, their EFI, and the generator's oracle."""
@@ -307,14 +296,14 @@ def write_netcdf_layout(gen: SampleGenerator, out_dir: Path) -> list[Path]:
             truth[t][i] = gen.truth(t, year, mmdd)
             oracle[t][:, i] = np.stack(gen.oracle(t, year, mmdd))
     written = []
-    coords = _coords(gen) | {"time": _time_coord(valid)}
+    coords = _coords(gen) | {"time": time_coord(valid)}
     plev = ("plev", np.array(levels, dtype=np.float64) * 100.0,
             {"units": "Pa", "standard_name": "air_pressure", "positive": "down", "axis": "Z"})
     for kind in ("pl", "sfc"):
         dims = ("time", "plev", "lat", "lon") if kind == "pl" else ("time", "lat", "lon")
         for stat in ("mean", "std"):
             data = {
-                schema.NETCDF_NAME[v]: (dims, stats[kind, stat, v], _attrs(v) | {"cell_methods": f"number: {stat}"})
+                schema.NETCDF_NAME[v]: (dims, stats[kind, stat, v], variable_attrs(v) | {"cell_methods": f"number: {stat}"})
                 for v in schema.VARIABLES[kind]
             }
             ds = xr.Dataset(data, coords=coords | ({"plev": plev} if kind == "pl" else {}))
@@ -326,7 +315,7 @@ def write_netcdf_layout(gen: SampleGenerator, out_dir: Path) -> list[Path]:
         else:
             da = xr.DataArray(truth[name][:, None], dims=("time", "plev", "lat", "lon"),
                               coords={"plev": ("plev", [t.level * 100.0], {"units": "Pa"})})
-        ds = xr.Dataset({t.era5_variable: da.assign_attrs(_attrs(t.variable))}, coords=coords)
+        ds = xr.Dataset({t.era5_variable: da.assign_attrs(variable_attrs(t.variable))}, coords=coords)
         ds.attrs = _global_attrs(f"ERA5 stand-in for {name} (sample generator truth)", cfg)
         written.append(write_netcdf(ds, out_dir / t.era5_file))
         written.append(write_members(members[name], valid, gen.lat, gen.lon, name, out_dir, cfg))
@@ -354,53 +343,6 @@ def _global_attrs(title: str, cfg: SampleConfig) -> dict:
         "Conventions": "CF-1.8",
         "source": f"stratoflow ens10 make-sample (grid {cfg.grid} deg, seed {cfg.seed})",
     }
-
-
-def write_members(values: np.ndarray, valid, lat, lon, target: str, out_dir: Path, cfg=None) -> Path:
-    """48 h members of a target: (number, time, lat, lon), time = valid time."""
-    t = schema.TARGETS[target]
-    ds = xr.Dataset(
-        {t.netcdf_variable: (("number", "time", "lat", "lon"), values.astype(np.float32),
-                             _attrs(t.variable) | {"level_hPa": t.level or 0})},
-        coords={
-            "number": ("number", np.arange(1, schema.MEMBERS + 1)),
-            "time": _time_coord(valid),
-            "lat": ("lat", lat, {"units": "degrees_north", "standard_name": "latitude"}),
-            "lon": ("lon", lon, {"units": "degrees_east", "standard_name": "longitude"}),
-        },
-    )
-    ds.attrs = {"title": f"ENS-10 48 h members of {target}", "Conventions": "CF-1.8"}
-    return write_netcdf(ds, out_dir / schema.members_file_name(target))
-
-
-def compute_efi(members: np.ndarray, years: Sequence[int], dates: Sequence[str],
-                climate_years: tuple[int, int], n_bins: int = 100) -> np.ndarray:
-    """EFI (time, lat, lon) of 48 h members (M, time, lat, lon) against the model climate of the
-    same calendar date: members of all ``climate_years`` except the forecast's own year."""
-    efi_fn = ExtremeForecastIndex(n_bins)
-    years = np.asarray(years)
-    dates = np.asarray(dates)
-    out = np.full(members.shape[1:], np.nan, np.float32)
-    for d in np.unique(dates):
-        idx = np.flatnonzero(dates == d)
-        for i in idx:
-            pool = idx[(years[idx] != years[i]) & (years[idx] >= climate_years[0]) & (years[idx] <= climate_years[1])]
-            if pool.size == 0:
-                continue
-            clim = members[:, pool].reshape(-1, *members.shape[2:])
-            out[i] = efi_fn(members[:, i], efi_fn.climate_quantiles(clim))
-    return out
-
-
-def write_efi(efi: np.ndarray, valid, lat, lon, target: str, out_dir: Path, cfg=None) -> Path:
-    ds = xr.Dataset(
-        {"efi": (("time", "lat", "lon"), efi, {"long_name": "extreme forecast index", "units": "1"})},
-        coords={"time": _time_coord(valid), "lat": ("lat", lat, {"units": "degrees_north"}),
-                "lon": ("lon", lon, {"units": "degrees_east"})},
-    )
-    ds.attrs = {"title": f"EFI of the 48 h {target} ensemble against the model climate",
-                "Conventions": "CF-1.8"}
-    return write_netcdf(ds, out_dir / schema.efi_file_name(target))
 
 
 def make_sample(

@@ -39,7 +39,6 @@ class FV3Config:
     alpha: float = 0.0
     backend: str = "numpy"
     nz: int = 1
-    output_every_hours: float = 0.0
     dddmp: float = 0.02
     nord: int = 0
     d4_bg: float = 0.12

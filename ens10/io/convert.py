@@ -24,8 +24,8 @@ from tqdm import tqdm
 from ens10 import schema
 from ens10.errors import ENS10DataError
 from ens10.io.atomic import atomic_output, write_netcdf
+from ens10.io.layout import compute_efi, write_efi, write_members
 from ens10.io.raw import open_raw, raw_files
-from ens10.sample import compute_efi, write_efi, write_members
 
 log = logging.getLogger(__name__)
 

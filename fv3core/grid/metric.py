@@ -217,7 +217,7 @@ class MetricTerms:
         p, c = self.xyz, self.xyz_agrid
         mw, me = self.xyz_xface[:-1], self.xyz_xface[1:]
         ms, mn = self.xyz_yface[:, :-1], self.xyz_yface[:, 1:]
-        p00, p10, p11, p01 = p[:-1, :-1], p[1:, :-1], p[1:, 1:], p[:-1, 1:]
+        p10, p11, p01 = p[1:, :-1], p[1:, 1:], p[:-1, 1:]
         out = np.empty((5,) + c.shape[:2])
         out[0] = cos_angle(mw, c, p01)  # x toward the centre, y along the west edge
         out[1] = cos_angle(ms, p10, c)  # x along the south edge, y toward the centre

@@ -213,20 +213,3 @@ def ppm_flux_stencil(q: FloatField, courant: FloatField, dxa: FloatFieldIJ, flux
     :func:`ppm_face_flux`, in one launch."""
     with computation(PARALLEL), interval(...):
         flux = ppm_face_flux(q, courant, dxa)
-
-
-def ppm_slope_stencil(q: FloatField, dm: FloatField):
-    """:func:`ppm_slope` on its own (a stand-alone stage, kept as a tuning target; the
-    transport computes it inside :func:`ppm_face_flux`)."""
-    from __externals__ import DI, DJ
-
-    with computation(PARALLEL), interval(...):
-        dm = ppm_slope(q[-DI, -DJ, 0], q, q[DI, DJ, 0])
-
-
-def ppm_interface_stencil(q: FloatField, dm: FloatField, al: FloatField):
-    """:func:`ppm_interface` on its own (a stand-alone stage, kept as a tuning target)."""
-    from __externals__ import DI, DJ
-
-    with computation(PARALLEL), interval(...):
-        al = ppm_interface(q[-DI, -DJ, 0], q, dm)

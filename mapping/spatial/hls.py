@@ -42,7 +42,6 @@ class HLSEmitter:
 
     def __init__(self, analysis: Analysis, capacities: Mapping[str, int] | None = None) -> None:
         self.analysis = analysis
-        prog = analysis.program
         self.depth = {c.name: int((capacities or {}).get(c.name, c.capacity)) for c in analysis.channels}
 
     # ------------------------------------------------------------------ pieces

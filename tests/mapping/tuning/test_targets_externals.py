@@ -65,7 +65,7 @@ def test_fv3core_directional_stencils_resolve_with_externals() -> None:
     assert t.externals["iord"] == 5 and t.externals["DI2"] == 2
     assert t.halo == 3 and t.field_axes["dxa"] == "IJ" and t.outputs == ("flux",)
     with pytest.raises(TuningError, match=r"\[x\]"):
-        resolve("fv3core.stencils.ppm:ppm_slope_stencil")  # needs DI/DJ: the hint names [x]
+        resolve("fv3core.stencils.del2cubed:diffusive_flux")  # needs DI/DJ: the hint names [x]
 
 
 def test_discovery_lists_x_and_y_variants_of_fv3core() -> None:
