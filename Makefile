@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: run test venv lint bench clean
+.PHONY: run test venv lint docs clean
 
 venv: $(STAMP)
 
@@ -27,6 +27,12 @@ test: $(STAMP) lint
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports --no-logo --no-cache
+
+# the architecture diagram from its text source (needs Graphviz's dot)
+docs: docs/architecture/architecture.svg
+
+docs/architecture/architecture.svg: docs/architecture/architecture.dot
+	dot -Tsvg $< -o $@
 
 clean:
 	rm -rf $(VENV) .gt_cache* .dacecache runs

@@ -285,7 +285,7 @@ def _kernel_table(results: dict[str, Any]) -> list[str]:
         "step: each launch timed where it runs, median of 10 steps (a phase runs stencil-"
         "major: one stencil for all six tiles, then the next). The difference is what a "
         "launch pays for what other code left in the caches and predictors: its fields, but "
-        "also its code (see the session-7 notes below the table).",
+        "also its code (see \"Inside the step vs warm\" below the table).",
         "",
         markdown_table(["stencil", "launches per step",
                         *(f"{row} (ms)" for row in timed)], rows),  # fmt: skip

@@ -384,7 +384,7 @@ def group_params(target: ProgramTarget, used: set[str], internal: set[str]) -> l
 def fused_program(program: Any, fuse: Sequence[int], cache_dir: str | Path, name: str | None = None) -> Any:
     """``program`` rewritten as a :class:`stencils.program.StencilProgram` whose calls are the
     groups of ``fuse``: a group of one keeps its call, a larger group becomes ONE call of its
-    :class:`FusedDefinition` (fields internal to the group are no longer program temporaries).
+    :class:`FusedDefinition` (fields internal to the group are not temporaries of the rewritten program).
     ``run`` of the result computes what ``program.run`` computes; ``()`` returns ``program``."""
     if not fuse:
         return program

@@ -102,7 +102,7 @@ def test_validation_can_be_switched_off(monkeypatch):
     unchecked = StencilFactory(StencilConfig.from_env(backend="numpy"))
     assert checked(lib.definition).validate and not unchecked(lib.definition).validate
     np.testing.assert_array_equal(run(unchecked), run(checked))
-    # a too-small halo is no longer reported by the project's check (it is the user's risk)
+    # without validation a too-small halo is not reported by the project's check (the user's risk)
     small = Domain(6, 6, 2, halo=1)
     f = {k: from_numpy(np.zeros(small.shape), "numpy", small.origin) for k in ("in_field", "coeff", "out_field")}
     try:

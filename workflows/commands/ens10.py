@@ -132,8 +132,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="checkpoint files (default: DATA/checkpoints/*.pt)")
     p.set_defaults(handler=_evaluate)
 
-    # Issue 9: trained baselines applied as GT4Py stencil programs (ens10.inference needs stencils
-    # and mapping, which core ens10 does not).
+    # trained baselines applied as GT4Py stencil programs (ens10.inference needs stencils and
+    # mapping, which core ens10 does not)
     from ens10.inference.cli import add_postprocess_parser
 
     add_postprocess_parser(ens)
