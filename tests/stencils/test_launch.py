@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from fv3core.stencils import divergence_damping as dd
-from stencils.launch import BoundStencil
 from stencils.factory import StencilFactory
+from stencils.launch import BoundStencil
 from stencils.storage import from_numpy, to_numpy
 
 N, H = 14, 3
