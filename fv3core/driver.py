@@ -47,6 +47,8 @@ class RunResult:
     lat: np.ndarray | None = None
     area: np.ndarray | None = None
     diagnostics: dict[str, float] = field(default_factory=dict)
+    #: (model time in s, global output fields) at t = 0 and every ``history_every_s`` (root only)
+    history: list[tuple[float, dict[str, np.ndarray]]] = field(default_factory=list)
 
 
 def experiment_for(config: FV3Config) -> Experiment:
@@ -66,12 +68,15 @@ def run(
     factory: StencilFactory | None = None,
     mpi: bool = False,
     progress: bool = True,
+    history_every_s: float = 0.0,
 ) -> RunResult:
     """Run ``config`` on all ranks in this process, or (``mpi``) as this MPI rank.
 
     ``factory`` builds the stencils (default: a plain ``StencilFactory(config.backend)``; pass
     a :class:`mapping.tuning.TunedStencilFactory` to build stencils with applied tuned
-    schedules).  Global fields and diagnostics arrive on the root rank only."""
+    schedules).  ``history_every_s`` > 0 also gathers the output fields at t = 0 and whenever
+    the model time reaches a multiple of it (:attr:`RunResult.history`).  Global fields and
+    diagnostics arrive on the root rank only."""
     from tqdm import tqdm
 
     experiment = experiment_for(config)
@@ -86,18 +91,26 @@ def run(
     model = decomposition.build_serially(lambda: experiment.build(factory, decomposition, dt))
     area = decomposition.gather({r.rank: r.metric.interior_area for r in decomposition.ranks})
     start = decomposition.gather_fields(model.output_fields())
-    t0 = time.perf_counter()
-    for _ in tqdm(range(steps), desc=f"{config.case} C{n}", unit="step",
-                  disable=not (progress and decomposition.is_root)):  # fmt: skip
+    history = [(0.0, start)] if history_every_s > 0 and start is not None else []
+    next_output = history_every_s
+    seconds = 0.0
+    for step in tqdm(range(1, steps + 1), desc=f"{config.case} C{n}", unit="step",
+                     disable=not (progress and decomposition.is_root)):  # fmt: skip
+        t0 = time.perf_counter()
         model.step()
-    seconds = time.perf_counter() - t0
+        seconds += time.perf_counter() - t0
+        if history_every_s > 0 and step * dt >= next_output * (1.0 - 1e-12):
+            fields = decomposition.gather_fields(model.output_fields())
+            if fields is not None:
+                history.append((step * dt, fields))
+            next_output += history_every_s
     end = decomposition.gather_fields(model.output_fields())
     lon, lat = (
         decomposition.gather({r.rank: np.rad2deg(r.interior(r.metric.lonlat_agrid[k]))
                               for r in decomposition.ranks})
         for k in (0, 1)
     )  # fmt: skip
-    result = RunResult(config, steps, dt, seconds, decomposition.is_root)
+    result = RunResult(config, steps, dt, seconds, decomposition.is_root, history=history)
     if start is None or end is None or lon is None or lat is None or area is None:
         return result
     analysis = experiment.analyse(start, end, GlobalGrid(lon, lat, area), steps * dt)
