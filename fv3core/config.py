@@ -1,31 +1,61 @@
-"""Run configuration of the FV3 core: a frozen dataclass, loaded from YAML or CLI arguments."""
+"""Run configuration of the FV3 core: a frozen dataclass, loaded from YAML, CLI arguments or
+an FV3 Fortran namelist (:meth:`FV3Config.from_namelist`, see fv3core.namelist)."""
 
 from __future__ import annotations
 
+import logging
 import math
+import types
+import typing
 from dataclasses import asdict, dataclass, fields
+from functools import cache
 from pathlib import Path
 from typing import Any
 
+from fv3core.constants import Constants, constants_by_name
 from fv3core.errors import FV3ConfigError
+from fv3core.namelist import FV3_TEST_CASE_NAMES, FV3_TEST_CASES, FV3Namelist, read_namelist
 from fv3core.stencils.divergence_damping import MAX_D4_BG
 from fv3core.stencils.ppm import SUPPORTED_HORD
+
+log = logging.getLogger(__name__)
 
 #: cases this build can run: tracer advection (TC1) and the shallow-water cases
 CASES = ("williamson1", "williamson2", "williamson5", "williamson6")
 DYNAMICS_CASES = ("williamson2", "williamson5", "williamson6")
 #: the highest Courant number accepted by the CFL estimate
 MAX_COURANT = 1.0
+#: the shallow-water schemes: fv3core's own "geometric" C-D grid scheme (docs/fv3core, Design)
+#: and FV3's d_sw/c_sw as in the Fortran ("fv3", reads the FV3 namelist keys)
+DYNAMICS = ("geometric", "fv3")
+#: the schemes the driver runs in this build (FV3Config.check_runnable)
+RUNNABLE_DYNAMICS = ("geometric",)
+#: divergence damping orders per scheme (FV3's nord: 0 del2, 1 del4, 2 del6, 3 del8)
+NORD = {"geometric": (0, 1), "fv3": (0, 1, 2, 3)}
+#: the geometric scheme's del2 coefficient when none is given (FV3Config.dddmp)
+GEOMETRIC_DDDMP = 0.02
 
 
 @dataclass(frozen=True)
 class FV3Config:
     """One FV3 run.  ``dt`` 0 picks the largest step with Courant number <= ``courant``.
 
-    Shallow-water cases: ``dt`` is the large step, split into ``n_split`` acoustic steps; the
-    Courant number is that of the acoustic step for the fastest gravity wave plus wind
-    (|V| + sqrt(g h)); ``dddmp`` is the del2 divergence-damping coefficient (dimensionless);
-    ``nord`` 1 adds FV3's del4 divergence damping with coefficient ``d4_bg``.
+    Shallow-water cases: ``dt`` is the large step (FV3's ``dt_atmos``), split into ``n_split``
+    acoustic steps; the Courant number is that of the acoustic step for the fastest gravity
+    wave plus wind (|V| + sqrt(g h)); ``nord`` is the divergence damping order and ``d4_bg`` the
+    coefficient of its higher-order part (FV3's keys).
+
+    ``dynamics`` picks the scheme. ``"geometric"``: fv3core's C-D grid scheme with constant
+    coefficients: ``dddmp`` is its del2 divergence-damping coefficient (dimensionless,
+    nu = dddmp * mean cell area / dt_acoustic; not FV3's dddmp), ``nord`` 0 or 1, one PPM
+    scheme ``hord`` for depth and vorticity. ``"fv3"``: FV3's d_sw/c_sw, which reads FV3's
+    keys under their FV3 names: ``nord`` 0-3, ``d2_bg``, ``d4_bg``, ``fv3_dddmp`` (FV3's
+    ``dddmp``, the Smagorinsky coefficient; renamed because ``dddmp`` is the geometric
+    scheme's), ``hord_mt``/``hord_vt``/``hord_dp``. A key of the other scheme set away from its
+    default is refused. ``constants`` names the physical constants (fv3core.constants):
+    ``williamson`` by default, ``ufs`` (the GFS/UFS set of the Fortran reference runs) when
+    read from an FV3 namelist. ``print_freq``: FV3's, hours between diagnostic printouts
+    (0 none, -n every n steps).
     """
 
     case: str = "williamson1"
@@ -42,8 +72,25 @@ class FV3Config:
     dddmp: float = 0.02
     nord: int = 0
     d4_bg: float = 0.12
+    dynamics: str = "geometric"
+    constants: str = "williamson"
+    fv3_dddmp: float = 0.0
+    d2_bg: float = 0.0
+    hord_mt: int | None = None  # None: hord (set in __post_init__)
+    hord_vt: int | None = None
+    hord_dp: int | None = None
+    print_freq: int = 0
 
     def __post_init__(self) -> None:
+        for key in ("hord_mt", "hord_vt", "hord_dp"):
+            if getattr(self, key) is None:
+                object.__setattr__(self, key, self.hord)
+        if self.dynamics not in DYNAMICS:
+            raise FV3ConfigError(
+                f"dynamics={self.dynamics!r} is unknown: use 'geometric' (fv3core's C-D grid "
+                "scheme) or 'fv3' (FV3's d_sw/c_sw, read from the FV3 keys)"
+            )
+        constants_by_name(self.constants)
         if self.case not in CASES:
             raise FV3ConfigError(f"case={self.case!r} is unknown: use one of {CASES}")
         if self.resolution < 4:
@@ -60,8 +107,9 @@ class FV3Config:
                 f"resolution C{self.resolution} with layout {self.layout} leaves "
                 f"{self.resolution // self.layout} cells per rank: FV3 needs at least 3 (the halo)"
             )
-        if self.hord not in SUPPORTED_HORD:
-            raise FV3ConfigError(f"hord={self.hord}: use one of {SUPPORTED_HORD}")
+        for key in ("hord", "hord_mt", "hord_vt", "hord_dp"):
+            if getattr(self, key) not in SUPPORTED_HORD:
+                raise FV3ConfigError(f"{key}={getattr(self, key)}: use one of {SUPPORTED_HORD}")
         if not self.days > 0:
             raise FV3ConfigError(f"days={self.days}: must be positive")
         if self.dt < 0 or not 0 < self.courant <= MAX_COURANT:
@@ -75,17 +123,62 @@ class FV3Config:
             raise FV3ConfigError(
                 f"dddmp={self.dddmp}: the del2 divergence damping is stable for 0 <= dddmp <= 0.2"
             )
-        if self.nord not in (0, 1):
+        if self.nord not in NORD[self.dynamics]:
             raise FV3ConfigError(
-                f"nord={self.nord}: use 0 (del2 divergence damping) or 1 (plus del4)"
-            )
-        if not 0.0 <= self.d4_bg <= MAX_D4_BG:
+                f"nord={self.nord}: the {self.dynamics} scheme has " + (
+                    "nord 0 (del2 divergence damping) or 1 (plus del4); FV3's nord 2-3 (del6, "
+                    "del8) need dynamics='fv3'" if self.dynamics == "geometric"
+                    else "nord 0-3 (del2, del4, del6, del8)")
+            )  # fmt: skip
+        for key in ("d4_bg", "fv3_dddmp", "d2_bg"):
+            if not (math.isfinite(getattr(self, key)) and getattr(self, key) >= 0.0):
+                raise FV3ConfigError(f"{key}={getattr(self, key)}: use a coefficient >= 0")
+        if self.dynamics == "geometric":
+            self._check_geometric()
+        elif self.dddmp != GEOMETRIC_DDDMP:
             raise FV3ConfigError(
-                f"d4_bg={self.d4_bg}: the del4 divergence damping is stable for "
-                f"0 <= d4_bg <= {MAX_D4_BG} (FV3 uses 0.12-0.16)"
+                f"dddmp={self.dddmp} is the geometric scheme's del2 coefficient, which "
+                "dynamics='fv3' does not read: set FV3's divergence damping with fv3_dddmp "
+                "(FV3's dddmp, Smagorinsky), d2_bg and d4_bg"
             )
         if self.nz != 1:
             raise FV3ConfigError(f"nz={self.nz}: the shallow-water configuration has nz = 1")
+
+    def _check_geometric(self) -> None:
+        """Refuse FV3-scheme keys that the geometric scheme would not honour."""
+        if self.d4_bg > MAX_D4_BG:
+            raise FV3ConfigError(
+                f"d4_bg={self.d4_bg}: the geometric scheme's del4 divergence damping is stable "
+                f"for 0 <= d4_bg <= {MAX_D4_BG} (FV3 uses 0.12-0.16)"
+            )
+        for key in ("fv3_dddmp", "d2_bg"):
+            if getattr(self, key) != 0.0:
+                raise FV3ConfigError(
+                    f"{key}={getattr(self, key)} is read by dynamics='fv3' only: the geometric "
+                    "scheme's del2 divergence damping is dddmp (constant coefficient); set "
+                    f"{key}=0 or dynamics='fv3'"
+                )
+        for key in ("hord_mt", "hord_vt", "hord_dp"):
+            if getattr(self, key) != self.hord:
+                raise FV3ConfigError(
+                    f"{key}={getattr(self, key)} differs from hord={self.hord}: the geometric "
+                    "scheme transports depth and vorticity with one PPM scheme, hord (FV3's "
+                    "separate hord_* need dynamics='fv3')"
+                )
+
+    @property
+    def physical_constants(self) -> Constants:
+        """The :class:`~fv3core.constants.Constants` set named by ``constants``."""
+        return constants_by_name(self.constants)
+
+    def check_runnable(self) -> None:
+        """Refuse a scheme this build's driver does not run (:data:`RUNNABLE_DYNAMICS`)."""
+        if self.dynamics not in RUNNABLE_DYNAMICS:
+            raise FV3ConfigError(
+                f"dynamics={self.dynamics!r} (FV3's d_sw/c_sw) cannot run in this build: it runs "
+                f"{', '.join(RUNNABLE_DYNAMICS)}; pass --dynamics geometric (the geometric scheme "
+                "refuses FV3 keys it cannot honour, such as nord 2)"
+            )
 
     @property
     def is_dynamics(self) -> bool:
@@ -105,14 +198,58 @@ class FV3Config:
             )
         clean: dict[str, Any] = {}
         for key, value in data.items():
-            typ = type(getattr(cls(), key))
+            typ = _field_types()[key]
+            optional = typing.get_origin(typ) in (typing.Union, types.UnionType)
+            if optional:
+                if value is None:
+                    clean[key] = None
+                    continue
+                typ = next(t for t in typing.get_args(typ) if t is not type(None))
             try:
+                if typ is int and isinstance(value, float) and not value.is_integer():
+                    raise ValueError(value)
                 clean[key] = typ(value)
             except (TypeError, ValueError) as exc:
                 raise FV3ConfigError(
                     f"{source}: key {key!r} must be {typ.__name__}, got {value!r}"
                 ) from exc
-        return cls(**clean)
+        try:
+            return cls(**clean)
+        except FV3ConfigError as exc:
+            raise FV3ConfigError(f"{source}: {exc}") from None
+
+    @classmethod
+    def from_namelist(cls, path: str | Path, **overrides: Any) -> FV3Config:
+        """The run an FV3 namelist file describes (fv3core.namelist), ``overrides`` (FV3Config
+        keys, e.g. ``backend``, ``days``, ``dynamics``) on top.
+
+        From the namelist: case (test_case), resolution (npx - 1), layout, days (main_nml
+        days/hours/minutes/seconds), dt (dt_atmos), n_split (FV3's own choice when 0), nord,
+        d4_bg, d2_bg, fv3_dddmp (dddmp), hord (hord_dp) and hord_mt/vt/dp, alpha, nz (npz),
+        print_freq; dynamics 'fv3' and constants 'ufs' unless overridden. An override of
+        ``hord`` sets hord_mt/vt/dp too (unless they are overridden themselves)."""
+        path = Path(path)
+        nml = read_namelist(path)
+        values = namelist_values(nml)
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(overrides) - known)
+        if unknown:
+            raise FV3ConfigError(
+                f"overrides of {path}: unknown key(s) {unknown}; allowed keys are {sorted(known)}"
+            )
+        if "case" not in overrides and values["case"] not in CASES:
+            runs = ", ".join(f"{n} ({c})" for n, c in FV3_TEST_CASES.items() if c in CASES)
+            raise FV3ConfigError(
+                f"{path}: test_case_nml: test_case = {nml.test_case} is fv3core's "
+                f"{values['case']!r} ({FV3_TEST_CASE_NAMES[nml.test_case]}), which this build "
+                f"cannot run yet; it runs test_case {runs}"
+            )
+        if nml.n_split == 0 and "n_split" not in overrides:
+            log.info("%s: n_split = 0: FV3's choice for C%d, dt_atmos %d s is n_split = %d",
+                     path, nml.resolution, nml.dt_atmos, values["n_split"])  # fmt: skip
+        if "hord" in overrides:  # one PPM scheme given: it replaces the namelist's hord_*
+            values.update({k: overrides["hord"] for k in ("hord_mt", "hord_vt", "hord_dp")})
+        return cls.from_dict({**values, **overrides}, source=str(path))
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> FV3Config:
@@ -146,3 +283,33 @@ class FV3Config:
             return max(1, round(total / dt)), dt
         steps = max(1, math.ceil(total * max_speed_over_dx / self.courant))
         return steps, total / steps
+
+
+def namelist_values(nml: FV3Namelist) -> dict[str, Any]:
+    """The FV3Config keys an FV3 namelist sets (see :meth:`FV3Config.from_namelist`)."""
+    return {
+        "case": nml.case,
+        "resolution": nml.resolution,
+        "layout": nml.layout[0],
+        "days": nml.run_seconds / 86400.0,
+        "dt": float(nml.dt_atmos),
+        "n_split": nml.acoustic_steps,
+        "nz": nml.npz,
+        "nord": nml.nord,
+        "d4_bg": nml.d4_bg,
+        "d2_bg": nml.d2_bg,
+        "fv3_dddmp": nml.dddmp,
+        "hord": nml.hord_dp,
+        "hord_mt": nml.hord_mt,
+        "hord_vt": nml.hord_vt,
+        "hord_dp": nml.hord_dp,
+        "alpha": nml.alpha,
+        "print_freq": nml.print_freq,
+        "dynamics": "fv3",
+        "constants": "ufs",
+    }
+
+
+@cache
+def _field_types() -> dict[str, Any]:
+    return typing.get_type_hints(FV3Config)
