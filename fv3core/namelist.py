@@ -578,10 +578,12 @@ def _parse(text: str, source: str) -> dict[str, dict[str, Any]]:
         if name.lower() not in parsed | {"end"}:  # f90nml drops a group that starts inside another one
             problems.append(f"&{name.lower()} starts before the group above it ends: end that "
                             "group with '/'")  # fmt: skip
+    names = [name.lower() for name in nml.keys()]
+    for name in sorted({n for n in names if names.count(n) > 1}):
+        problems.append(f"&{name} appears {names.count(name)} times; give each group once")
     for name, group in nml.items():
         name = name.lower()
-        if isinstance(group, list):
-            problems.append(f"&{name} appears {len(group)} times; give each group once")
+        if names.count(name) > 1:
             continue
         starts = getattr(group, "start_index", {}) or {}
         keys: dict[str, Any] = {}

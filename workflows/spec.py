@@ -28,6 +28,7 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    model_serializer,
     model_validator,
 )
 
@@ -102,6 +103,10 @@ class StepBase(_Model):
         """The path fields of this step that name files (checked, resolved, hashed)."""
         return self.path_fields
 
+    def check_inputs(self) -> None:
+        """Check the content of the step's input files once their paths are resolved (called
+        by :func:`parse_spec` for every step instance); raises ValueError naming the problem."""
+
     @model_validator(mode="after")
     def _check_sweep(self) -> StepBase:
         fixed = {"name", "kind", "description", "after", "retries", "sweep"}
@@ -170,35 +175,85 @@ class FV3Step(StepBase):
 
     ``case``: one of ``fv3core.config.CASES``. ``tuning_db``: a tuning database whose applied
     schedules the run builds its stencils with (``stratoflow fv3 run --tuning-db``); without
-    it every stencil is built with ``backend``."""
+    it every stencil is built with ``backend``. ``namelist``: an FV3 Fortran namelist
+    (``input.nml``) that gives the run (``stratoflow fv3 run --namelist``, refused at spec
+    time if fv3core cannot read or run it); then ``case``, ``resolution``, ``layout`` and
+    ``days`` come from the namelist unless the step sets them (an override). Without a
+    namelist they default to williamson2, 24, 1 and 1.0."""
 
     kind: Literal["fv3"]
-    case: Arg = "williamson2"
-    resolution: int = Field(default=24, ge=4, le=4096)
-    layout: int = Field(default=1, ge=1, le=16)
-    days: float = Field(default=1.0, gt=0, le=1000)
+    case: Arg | None = None
+    resolution: int | None = Field(default=None, ge=4, le=4096)
+    layout: int | None = Field(default=None, ge=1, le=16)
+    days: float | None = Field(default=None, gt=0, le=1000)
     backend: Backend = "numpy"
     warm_cache: bool = True
     tuning_db: Path | None = None
-    path_fields: ClassVar[tuple[str, ...]] = ("tuning_db",)
+    namelist: Path | None = None
+    path_fields: ClassVar[tuple[str, ...]] = ("tuning_db", "namelist")
+    #: the run without a namelist
+    DEFAULTS: ClassVar[dict[str, Any]] = {"case": "williamson2", "resolution": 24, "layout": 1,
+                                          "days": 1.0}  # fmt: skip
+    #: the fields that override a namelist's settings (``stratoflow fv3 run`` options)
+    OVERRIDES: ClassVar[tuple[str, ...]] = ("case", "resolution", "layout", "days")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _defaults_without_namelist(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("namelist") is None:
+            unset = {k: v for k, v in cls.DEFAULTS.items() if data.get(k) is None}
+            data = {**data, **unset}
+        return data
+
+    @model_serializer(mode="wrap")
+    def _without_unset_namelist(self, handler: Any) -> dict[str, Any]:
+        # a step without a namelist dumps (and hashes) as it did before the field existed
+        data = handler(self)
+        if data.get("namelist", "") is None:
+            del data["namelist"]
+        return data
 
     def file_fields(self) -> tuple[str, ...]:
-        return self.path_fields if self.tuning_db is not None else ()
+        return tuple(f for f in self.path_fields if getattr(self, f) is not None)
 
     @model_validator(mode="after")
     def _check_case(self) -> FV3Step:
         from fv3core.config import CASES
 
-        if self.case not in CASES:
+        if self.case is not None and self.case not in CASES:
             raise ValueError(
                 f"step {self.name}: FV3 case {self.case!r} is not one fv3core runs; "
                 f"cases: {', '.join(CASES)}"
             )
         return self
 
+    def overrides(self) -> dict[str, Any]:
+        """The FV3Config keys the step sets itself (all of OVERRIDES without a namelist)."""
+        return {k: getattr(self, k) for k in self.OVERRIDES if getattr(self, k) is not None}
+
+    def fv3_config(self) -> Any:
+        """The ``fv3core.config.FV3Config`` the step runs (reads the namelist, if any)."""
+        from fv3core.config import FV3Config
+
+        values = {**self.overrides(), "backend": self.backend}
+        if self.namelist is not None:
+            return FV3Config.from_namelist(self.namelist, **values)
+        return FV3Config.from_dict(values, source=f"step {self.name}")
+
+    def check_inputs(self) -> None:
+        if self.namelist is None:
+            return
+        from fv3core.errors import FV3ConfigError
+
+        try:
+            self.fv3_config()
+        except FV3ConfigError as exc:
+            raise ValueError(f"namelist: {exc}") from None
+
     @property
     def ranks(self) -> int:
-        return 6 * self.layout**2
+        layout = self.layout if self.layout is not None else self.fv3_config().layout
+        return 6 * layout**2
 
 
 #: a program ``stratoflow map`` generates itself instead of reading a file
@@ -491,9 +546,16 @@ def parse_spec(data: Any, source: str = "<spec>", base_dir: Path | None = None) 
         steps.append(step.model_copy(update=updates) if updates else step)
     spec = spec.model_copy(update={"steps": tuple(steps)})
     try:
-        expand(spec)  # every sweep combination is a valid step
+        instances = expand(spec)  # every sweep combination is a valid step
     except SpecError as exc:
         raise SpecError(f"{source}: invalid spec: {exc}") from None
+    index = {s.name: i for i, s in enumerate(spec.steps)}
+    for inst in instances:
+        try:
+            inst.step.check_inputs()
+        except ValueError as exc:
+            where = f"steps[{index[inst.spec_name]}] ({inst.id})"
+            raise SpecError(f"{source}: invalid spec: {where}.{exc}") from None
     return spec
 
 

@@ -40,6 +40,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         ),
     )
     run.add_argument("--config", help="YAML file with FV3Config keys (CLI options override it)")
+    run.add_argument(
+        "--namelist", type=Path, metavar="PATH",
+        help="an FV3 Fortran namelist (input.nml): fv_core_nml, test_case_nml and main_nml give "
+        "the case (test_case), resolution (npx-1), layout, days, dt (dt_atmos), n_split, nord, "
+        "d2_bg, d4_bg, dddmp, hord_*, alpha and print_freq, with dynamics fv3 and the ufs "
+        "constants; the options below override it; keys fv3core cannot honour are refused by "
+        "name; not with --config",
+    )
+
     run.add_argument("--case", help="test case (default williamson1)")
     run.add_argument("--resolution", type=int, help="cubed sphere C<N> (default 48)")
     run.add_argument("--days", type=float, help="simulated days (default 12)")
@@ -56,12 +65,33 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="acoustic steps per time step (shallow-water cases, default 1)",
     )
     run.add_argument(
-        "--dddmp", type=float,
-        help="del2 divergence damping coefficient, dimensionless (shallow water, default 0.02)",
+        "--dynamics", choices=["geometric", "fv3"],
+        help="shallow-water scheme: geometric (fv3core's C-D grid scheme, the default) or fv3 "
+        "(FV3's d_sw/c_sw with FV3's keys; the default with --namelist)",
     )
     run.add_argument(
-        "--nord", type=int, choices=[0, 1],
-        help="divergence damping order: 0 = del2 only (default), 1 = plus FV3's del4 damping",
+        "--constants", choices=["williamson", "ufs", "gfdl"],
+        help="physical constants: williamson (W92, the default), ufs (GFS/UFS, as the Fortran "
+        "reference runs; the default with --namelist), gfdl (FMS's default)",
+    )
+    run.add_argument(
+        "--dddmp", type=float,
+        help="the geometric scheme's del2 divergence damping coefficient, dimensionless "
+        "(default 0.02; not FV3's dddmp, see --fv3-dddmp)",
+    )
+    run.add_argument(
+        "--fv3-dddmp", dest="fv3_dddmp", type=float,
+        help="FV3's dddmp: Smagorinsky coefficient of the del2 divergence damping (dynamics fv3, "
+        "default 0)",
+    )
+    run.add_argument(
+        "--d2-bg", dest="d2_bg", type=float,
+        help="FV3's d2_bg: background del2 divergence damping (dynamics fv3, default 0)",
+    )
+    run.add_argument(
+        "--nord", type=int, choices=[0, 1, 2, 3],
+        help="divergence damping order (FV3's nord): 0 = del2 only (default), 1 = plus del4; "
+        "2 = del6, 3 = del8 with dynamics fv3",
     )
     run.add_argument(
         "--d4-bg", dest="d4_bg", type=float,
@@ -72,6 +102,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     run.add_argument(
         "--alpha", type=float,
         help="flow angle to the polar axis in radians, TC1 and TC2 (1.5208 = over the corners)",
+    )
+    run.add_argument(
+        "--print-freq", dest="print_freq", type=int, metavar="HOURS",
+        help="FV3's print_freq: hours between diagnostic printouts (0 none, -n every n steps)",
     )
     run.add_argument(
         "--tuning-db", dest="tuning_db", type=Path, metavar="PATH",
@@ -93,16 +127,28 @@ def register(sub: argparse._SubParsersAction) -> None:
     plot.set_defaults(handler=_plot)
 
 
+#: the options of `fv3 run` that set an FV3Config key of the same name
+CONFIG_OPTIONS = ("case", "resolution", "days", "layout", "backend", "dt", "courant", "hord",
+                  "alpha", "n_split", "dddmp", "nord", "d4_bg", "dynamics", "constants",
+                  "fv3_dddmp", "d2_bg", "print_freq")  # fmt: skip
+
+
 def _config(args: argparse.Namespace):
+    """The run's FV3Config: from --namelist or --config (never both), options on top."""
     from fv3core.config import FV3Config
 
+    options = {k: getattr(args, k) for k in CONFIG_OPTIONS if getattr(args, k) is not None}
+    namelist = getattr(args, "namelist", None)
+    if namelist is not None:
+        if args.config:
+            raise WorkflowError(
+                f"--namelist {namelist} and --config {args.config}: give one of them (the "
+                "namelist describes the whole run; override its settings with options such as "
+                "--days or --backend)"
+            )
+        return FV3Config.from_namelist(namelist, **options)
     base = FV3Config.from_yaml(args.config).to_dict() if args.config else {}
-    for key in ("case", "resolution", "days", "layout", "backend", "dt", "courant", "hord",
-                "alpha", "n_split", "dddmp", "nord", "d4_bg"):  # fmt: skip
-        value = getattr(args, key)
-        if value is not None:
-            base[key] = value
-    return FV3Config.from_dict(base, source="command line")
+    return FV3Config.from_dict(base | options, source="command line")
 
 
 def stencil_factory(backend: str, tuning_db: Path | None):
@@ -137,6 +183,7 @@ def _run(args: argparse.Namespace) -> int:
     from fv3core.driver import run, write_netcdf
 
     config = _config(args)
+    config.check_runnable()
     factory = stencil_factory(config.backend, args.tuning_db)
     result = run(config, factory=factory, mpi=_under_mpi(), progress=not args.no_progress)
     if not result.is_root:

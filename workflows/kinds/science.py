@@ -45,11 +45,14 @@ class FV3Kind(CliKind):
     WARM_DAYS = 0.01  # the serial cache warm-up: a step or two
 
     def _args(self, step: FV3Step, output: Path | None, days: float | None = None) -> tuple[str, ...]:
-        args = (
-            *self.command, "--case", step.case, "--resolution", str(step.resolution),
-            "--layout", str(step.layout), "--days", str(days or step.days),
-            "--backend", step.backend, "--no-progress",
-        )  # fmt: skip
+        """The run's options: with a namelist, only what the step overrides of it."""
+        args: tuple[str, ...] = self.command
+        if step.namelist is not None:
+            args += ("--namelist", str(step.namelist))
+        values = step.overrides() | ({"days": days} if days else {})
+        for key, value in values.items():
+            args += (f"--{key}", str(value))
+        args += ("--backend", step.backend, "--no-progress")
         if step.tuning_db is not None:
             args += ("--tuning-db", str(step.tuning_db))
         if output is not None:
@@ -74,7 +77,8 @@ class FV3Kind(CliKind):
 
     def plan(self, step: StepBase, ctx: PlanContext) -> TaskPlan:
         assert isinstance(step, FV3Step)
-        args = self._args(step, ctx.out_dir / f"{step.case}_c{step.resolution}.nc")
+        config = step.fv3_config() if step.namelist is not None else step
+        args = self._args(step, ctx.out_dir / f"{config.case}_c{config.resolution}.nc")
         warm = None
         if step.warm_cache and step.ranks > 1:
             # Outside mpiexec/srun the FV3 command runs all ranks in one process: one short

@@ -1,0 +1,149 @@
+"""An FV3 run from an FV3 namelist: ``stratoflow fv3 run --namelist`` and the fv3 step's
+``namelist`` field (no model runs here: the driver is replaced by a recorder)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from tests.fv3core.test_namelist import NAMELIST, REFERENCE
+from workflows.cli import build_parser, main
+from workflows.errors import SpecError
+from workflows.kinds import KINDS, PlanContext
+from workflows.spec import expand, parse_spec
+
+
+@pytest.fixture
+def namelist(tmp_path: Path) -> Path:
+    path = tmp_path / "input.nml"
+    path.write_text(NAMELIST)  # TC2 C24, n_split 2, nord 1, hord 8, dt_atmos 1200, 1 day
+    return path
+
+
+@pytest.fixture
+def runs(monkeypatch: pytest.MonkeyPatch) -> list:
+    calls: list = []
+
+    def fake_run(config, **kwargs):
+        calls.append(config)
+        return SimpleNamespace(is_root=False)
+
+    monkeypatch.setattr("fv3core.driver.run", fake_run)
+    return calls
+
+
+def test_help_says_the_options_override_the_namelist(capsys) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["fv3", "run", "--help"])
+    assert info.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--namelist PATH" in text and "the options below override it" in text
+    assert "not with --config" in text and "--dynamics {geometric,fv3}" in text
+    args = build_parser().parse_args(["fv3", "run", "--namelist", "input.nml"])
+    assert args.namelist == Path("input.nml") and args.config is None
+
+
+def test_the_namelist_gives_the_config_and_options_override_it(namelist, runs) -> None:
+    argv = ["fv3", "run", "--namelist", str(namelist), "--no-progress"]
+    assert main([*argv, "--dynamics", "geometric"]) == 0
+    assert main([*argv, "--dynamics", "geometric", "--days", "0.25", "--resolution", "12",
+                 "--backend", "debug", "--constants", "williamson"]) == 0  # fmt: skip
+    namelist_only, overridden = runs
+    assert (namelist_only.case, namelist_only.resolution, namelist_only.days) == (
+        "williamson2", 24, 1.0)  # fmt: skip
+    assert (namelist_only.dt, namelist_only.n_split, namelist_only.nord) == (1200.0, 2, 1)
+    assert (namelist_only.constants, namelist_only.print_freq) == ("ufs", 6)
+    assert (overridden.resolution, overridden.days, overridden.backend) == (12, 0.25, "debug")
+    assert (overridden.constants, overridden.dt) == ("williamson", 1200.0)
+
+
+def test_namelist_with_config_and_unrunnable_schemes_are_refused(namelist, runs, caplog,
+                                                                 tmp_path) -> None:  # fmt: skip
+    config = tmp_path / "run.yaml"
+    config.write_text("case: williamson2\n")
+    assert main(["fv3", "run", "--namelist", str(namelist), "--config", str(config)]) == 1
+    assert f"--namelist {namelist} and --config {config}: give one of them" in caplog.text
+    assert main(["fv3", "run", "--namelist", str(namelist)]) == 1  # dynamics fv3: not yet
+    assert "dynamics='fv3' (FV3's d_sw/c_sw) cannot run in this build" in caplog.text
+    namelist.write_text(NAMELIST.replace("npz    = 1", "npz = 30"))
+    assert main(["fv3", "run", "--namelist", str(namelist), "--dynamics", "geometric"]) == 1
+    assert "fv_core_nml: npz = 30 is not supported by fv3core's shallow-water core" in caplog.text
+    assert runs == []  # the driver is never reached
+
+
+@pytest.mark.skipif(not (REFERENCE / "tc2_C24_d1" / "input.nml").is_file(),
+                    reason="no reference namelist")  # fmt: skip
+def test_a_reference_namelist_on_the_command_line(runs, caplog) -> None:
+    path = REFERENCE / "tc2_C24_d1" / "input.nml"
+    assert main(["fv3", "run", "--namelist", str(path), "--dynamics", "geometric"]) == 1
+    assert "nord=2: the geometric scheme has nord 0" in caplog.text
+    assert main(["fv3", "run", "--namelist", str(path), "--dynamics", "geometric", "--nord", "1",
+                 "--no-progress"]) == 0  # fmt: skip
+    (config,) = runs
+    assert (config.resolution, config.n_split, config.dt, config.nord) == (24, 2, 1200.0, 1)
+
+
+# --- the spec's fv3 step -----------------------------------------------------------------------
+
+
+def _spec(step: dict, base: Path):
+    return parse_spec({"name": "nml", "steps": [{"name": "tc2", "kind": "fv3", **step}]},
+                      "nml.yaml", base)  # fmt: skip
+
+
+def test_fv3_step_runs_a_namelist(namelist, tmp_path) -> None:
+    """The namelist (resolved against the spec's folder) reaches the run and the warm-up; the
+    step passes only what it overrides; the output name and rank count come from the file."""
+    step = _spec({"namelist": "input.nml"}, tmp_path).steps[0]
+    assert step.namelist == namelist and step.file_fields() == ("namelist",)
+    assert (step.case, step.resolution, step.layout, step.days, step.ranks) == (
+        None, None, None, None, 6)  # fmt: skip
+    out = tmp_path / "out"
+    plan = KINDS["fv3"].plan(step, PlanContext(out, {}))
+    args = list(plan.argv)
+    assert args[args.index("--namelist") + 1] == str(namelist)
+    assert not {"--case", "--resolution", "--layout", "--days"} & set(args)
+    assert args[args.index("--output") + 1] == str(out / "williamson2_c24.nc")
+    warm = list(plan.warm_argv or ())
+    assert warm[warm.index("--namelist") + 1] == str(namelist) and "--days" in warm
+    step = _spec({"namelist": "input.nml", "resolution": 12, "days": 0.5}, tmp_path).steps[0]
+    args = list(KINDS["fv3"].plan(step, PlanContext(out, {})).argv)
+    assert args[args.index("--resolution") + 1] == "12" and args[args.index("--days") + 1] == "0.5"
+    assert args[args.index("--output") + 1] == str(out / "williamson2_c12.nc")
+
+
+def test_fv3_step_without_a_namelist_is_unchanged(tmp_path) -> None:
+    step = _spec({}, tmp_path).steps[0]
+    assert (step.case, step.resolution, step.layout, step.days) == ("williamson2", 24, 1, 1.0)
+    assert "namelist" not in step.model_dump() and step.file_fields() == ()
+    args = list(KINDS["fv3"].plan(step, PlanContext(tmp_path, {})).argv)
+    assert "--namelist" not in args and args[args.index("--resolution") + 1] == "24"
+
+
+def test_the_namelist_enters_the_step_hash(namelist, tmp_path) -> None:
+    from workflows.engine import step_hash
+
+    (inst,) = expand(_spec({"namelist": "input.nml"}, tmp_path))
+    before = step_hash(inst, [])
+    assert step_hash(inst, []) == before
+    namelist.write_text(NAMELIST.replace("days  = 1", "days  = 2"))
+    assert step_hash(inst, []) != before
+    (plain,) = expand(_spec({}, tmp_path))
+    assert step_hash(plain, []) != before
+
+
+def test_fv3_step_refuses_a_namelist_fv3core_cannot_read(namelist, tmp_path) -> None:
+    with pytest.raises(SpecError, match="namelist: file not found"):
+        _spec({"namelist": "nope.nml"}, tmp_path)
+    namelist.write_text(NAMELIST.replace("hord_mt = 8", "hord_mt = 6"))
+    with pytest.raises(SpecError) as info:
+        _spec({"namelist": "input.nml"}, tmp_path)
+    msg = str(info.value)
+    assert "steps[0] (tc2).namelist:" in msg and "hord_mt = 6 is not supported" in msg
+    namelist.write_text(NAMELIST)
+    with pytest.raises(SpecError, match=r"steps\[0\] \(tc2\[resolution=10\]\)\.namelist: .*"
+                                        r"resolution C10 is not divisible by layout 3"):  # fmt: skip
+        _spec({"namelist": "input.nml", "layout": 3, "sweep": {"resolution": [12, 10]}},
+              tmp_path)  # fmt: skip
