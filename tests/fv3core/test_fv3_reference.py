@@ -385,3 +385,49 @@ def test_extract_refuses_to_overwrite(tmp_path: Path) -> None:
         write_extract(ref, out, command="test")
     write_extract(ref, out, command="again", overwrite=True)
     assert load_extract(out).metadata["command"] == "again"
+
+
+# -- the validation benchmark's page ----------------------------------------------------------
+
+
+def _payload() -> dict:
+    def rows(scale: float) -> list[dict]:
+        return [{"hours": h, **{n: (scale * h if n in ALL_NAMES[:9] else 1000.0 + h)
+                                for n in ALL_NAMES}} for h in (0.0, 6.0, 12.0)]  # fmt: skip
+
+    refs = {"tc2_C24_d1": {"resolution": 24, "run_hours": 24.0, "printed": rows(4e-4)},
+            "tc2_C48_d1": {"resolution": 48, "run_hours": 24.0, "printed": rows(1e-4)}}  # fmt: skip
+    ours = [{"hours": r["hours"], "ours": {**r, "h_l2": 2 * r["h_l2"]}, "fv3": r}
+            for r in refs["tc2_C24_d1"]["printed"]]  # fmt: skip
+    run = {"run": "tc2_C24_d1", "resolution": 24, "run_hours": 24.0, "scheme": "geometric",
+           "backend": "numpy", "config": {"n_split": 2}, "deviations": ["nord 2 -> 1"],
+           "gravity": 9.80616, "steps": 72, "dt": 1200.0, "step_seconds": 25.0,
+           "wall_seconds": 30.0, "revision": "abc", "rows": ours}  # fmt: skip
+    return {"machine": {"cpu": "test"}, "references": refs, "runs": {"tc2_C24_d1": run},
+            "reproduction": {}}  # fmt: skip
+
+
+def test_validation_page(tmp_path: Path) -> None:
+    from benchmarks.fv3_validation import plot_case, render
+
+    payload = _payload()
+    png = plot_case(payload["runs"]["tc2_C24_d1"], tmp_path / "case.png")
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    text = render(payload, {"tc2_C24_d1": png})
+    assert "Scheme **geometric**" in text and "nord 2 -> 1" in text
+    # h_l2 at 6 h: ours twice FV3's
+    assert "| 6 | 2.400e-03 / 2.400e-03 (1.00) | 4.800e-03 / 2.400e-03 (2.00) |" in text
+    # FV3's C24 -> C48 orders from its printed norms (ratio 4: order 2); ours not run at C48
+    assert "| 1 | C24 -> C48 | 2.00 / — |" in text
+    assert "(case.png)" in text
+
+
+@needs_reference
+def test_validation_config_from_the_namelist() -> None:
+    from benchmarks.fv3_validation import config_for
+
+    cfg, deviations = config_for(FV3Reference(ROOT / "tc2_C48_d1"), "numpy", "geometric")
+    assert (cfg.case, cfg.resolution, cfg.days, cfg.dt, cfg.n_split, cfg.hord) == (
+        "williamson2", 48, 1.0, 1200.0, 4, 8)
+    assert cfg.nord == 1 and cfg.d4_bg == 0.12
+    assert any(d.startswith("nord 2") for d in deviations)
