@@ -21,7 +21,6 @@ import logging
 import math
 import subprocess
 import time
-from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import Any
 
@@ -81,10 +80,6 @@ def default_dynamics() -> str:
     return "fv3" if "fv3" in runnable else "geometric"
 
 
-def _has_field(name: str) -> bool:
-    return name in {f.name for f in dataclass_fields(FV3Config)}
-
-
 def config_for(ref: FV3Reference, backend: str, dynamics: str) -> tuple[FV3Config, list[str]]:
     """The FV3Config of ``ref``'s namelist for ``dynamics`` and the deviations from the
     namelist that scheme needs (one line each)."""
@@ -95,44 +90,10 @@ def config_for(ref: FV3Reference, backend: str, dynamics: str) -> tuple[FV3Confi
         adjust["nord"] = 1
         deviations.append(f"nord {nord} (FV3: del{2 * nord + 2} divergence damping) -> 1 "
                           "(the geometric scheme's del2 + del4)")  # fmt: skip
-    from_namelist = getattr(FV3Config, "from_namelist", None)
-    if from_namelist is not None:
-        overrides = {"backend": backend, "dynamics": dynamics, **adjust}
-        cfg = from_namelist(ref.path / "input.nml", **overrides)
-    else:
-        cfg = _config_from_namelist_locally(ref, backend, dynamics, adjust, deviations)
-    check = getattr(cfg, "check_runnable", None)
-    if check is not None:
-        check()
+    cfg = FV3Config.from_namelist(ref.path / "input.nml", backend=backend, dynamics=dynamics,
+                                  **adjust)  # fmt: skip
+    cfg.check_runnable()
     return cfg, deviations
-
-
-def _config_from_namelist_locally(ref: FV3Reference, backend: str, dynamics: str,
-                                  adjust: dict[str, Any], deviations: list[str]) -> FV3Config:  # fmt: skip
-    """LOCAL MAPPING, used only while fv3core.config has no FV3Config.from_namelist: the few
-    namelist keys today's FV3Config has (test_case, npx, n_split, dt_atmos, days/hours,
-    hord_mt, nord, d4_bg, alpha); everything else keeps FV3Config's defaults."""
-    test_case = int(ref.setting("test_case_nml", "test_case"))
-    hords = {k: int(ref.setting("fv_core_nml", k)) for k in ("hord_mt", "hord_vt", "hord_dp")}
-    if len(set(hords.values())) > 1:
-        deviations.append(f"one PPM scheme hord={hords['hord_mt']} for {hords}")
-    values: dict[str, Any] = {
-        "case": f"williamson{test_case}", "resolution": ref.resolution,
-        "days": ref.run_hours / 24.0, "dt": float(ref.setting("main_nml", "dt_atmos")),
-        "n_split": int(ref.setting("fv_core_nml", "n_split")), "hord": hords["hord_mt"],
-        "nord": int(ref.setting("fv_core_nml", "nord")),
-        "d4_bg": float(ref.setting("fv_core_nml", "d4_bg")),
-        "alpha": float(ref.namelist.get("test_case_nml", {}).get("alpha", 0.0)),
-        "backend": backend, **adjust,
-    }  # fmt: skip
-    if _has_field("dynamics"):
-        values["dynamics"] = dynamics
-    elif dynamics != "geometric":
-        raise BenchmarkError(f"dynamics={dynamics!r}: this build's FV3Config has only the "
-                             f"geometric scheme")  # fmt: skip
-    deviations.append("config from the benchmark's local namelist mapping "
-                      "(FV3Config.from_namelist absent)")  # fmt: skip
-    return FV3Config(**values)
 
 
 def model_gravity(cfg: FV3Config) -> float:
