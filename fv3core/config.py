@@ -14,7 +14,13 @@ from typing import Any
 
 from fv3core.constants import Constants, constants_by_name
 from fv3core.errors import FV3ConfigError
-from fv3core.namelist import FV3_TEST_CASE_NAMES, FV3_TEST_CASES, FV3Namelist, read_namelist
+from fv3core.namelist import (
+    FV3_TEST_CASE_NAMES,
+    FV3_TEST_CASES,
+    FV3Namelist,
+    key_table,
+    read_namelist,
+)
 from fv3core.stencils.divergence_damping import MAX_D4_BG
 from fv3core.stencils.ppm import SUPPORTED_HORD
 
@@ -308,6 +314,40 @@ def namelist_values(nml: FV3Namelist) -> dict[str, Any]:
         "dynamics": "fv3",
         "constants": "ufs",
     }
+
+
+#: the FV3Config key each used namelist key sets (namelist_values), for the docs
+NAMELIST_TO_CONFIG: dict[str, str] = {
+    "npx": "resolution = npx - 1", "npy": "(must equal npx)", "layout": "layout = layout(1)",
+    "n_split": "n_split (FV3's choice when 0)", "hord_mt": "hord_mt", "hord_vt": "hord_vt",
+    "hord_dp": "hord, hord_dp", "nord": "nord (geometric: 0-1, fv3: 0-3)",
+    "dddmp": "fv3_dddmp", "d2_bg": "d2_bg", "d4_bg": "d4_bg", "print_freq": "print_freq",
+    "test_case": "case: " + "; ".join(
+        f"{n} {c}" + ("" if c in CASES else " (not in this build)")
+        for n, c in FV3_TEST_CASES.items()),
+    "alpha": "alpha",
+    "dt_atmos": "dt", "days": "days", "hours": "days (/ 24)", "minutes": "days (/ 1440)",
+    "seconds": "days (/ 86400)", "npz": "nz",
+}  # fmt: skip
+
+
+def namelist_table_markdown() -> str:
+    """The namelist keys as the Markdown table of docs/fv3core/README.md (a test keeps the
+    page equal to it): group, key, FV3's default, what fv3core does with it, FV3's meaning."""
+    lines = ["| group | key | FV3 default | fv3core | FV3's meaning (default from) |",
+             "|---|---|---|---|---|"]  # fmt: skip
+    for row in key_table():
+        role = row["role"]
+        if row["key"] in NAMELIST_TO_CONFIG:
+            role = f"sets {NAMELIST_TO_CONFIG[row['key']]}"
+        if row["key"] in ("hord_mt", "hord_vt", "hord_dp"):
+            role += f" ({' or '.join(map(str, SUPPORTED_HORD))}: fv3core's PPM)"
+        if row["supported"]:
+            role = f"{row['supported']} only" if role == "checked" else f"{role}; {row['supported']} only"
+        default = "must be set" if row["default"] == "must be set" else f"`{row['default']}`"
+        lines.append(f"| {row['group']} | `{row['key']}` | {default} | {role} | "
+                     f"{row['meaning']} ({row['source']}) |")  # fmt: skip
+    return "\n".join(lines)
 
 
 @cache

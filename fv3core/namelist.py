@@ -126,7 +126,7 @@ class FV3Namelist:
 
     # --- fv_core_nml: domain ---------------------------------------------------------------
     npx: int = _key(FV, U, _A + "590", "grid corners along x of one tile: one more than the "
-                    "cells across a cube face (C<npx-1>); must be set")  # fmt: skip
+                    "cells across a cube face (C(npx-1)); must be set")  # fmt: skip
     npy: int = _key(FV, U, _A + "593", "grid corners along y of one tile; equal to npx on the "
                     "cubed sphere; must be set")  # fmt: skip
     npz: int = _key(FV, C, _A + "596", "number of vertical layers; must be set",

@@ -418,3 +418,11 @@ def test_each_scheme_refuses_the_other_schemes_keys() -> None:
     assert FV3Config.from_dict({"hord_mt": None, "n_split": 2.0}).n_split == 2
     with pytest.raises(FV3ConfigError, match="key 'n_split' must be int, got 2.5"):
         FV3Config.from_dict({"n_split": 2.5})
+
+
+def test_the_docs_key_table_is_the_generated_one() -> None:
+    from fv3core.config import namelist_table_markdown
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "fv3core" / "README.md").read_text()
+    table = page.split("<!-- namelist-keys:begin -->\n")[1].split("\n<!-- namelist-keys:end -->")[0]
+    assert table == namelist_table_markdown(), "regenerate: fv3core.config.namelist_table_markdown()"
