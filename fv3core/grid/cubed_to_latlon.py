@@ -51,9 +51,7 @@ def _rotate(
     return a11 * utmp + a12 * vtmp, a21 * utmp + a22 * vtmp
 
 
-def c2l_ord4(
-    u: np.ndarray, v: np.ndarray, metric: FV3MetricTerms
-) -> tuple[np.ndarray, np.ndarray]:
+def c2l_ord4(u: np.ndarray, v: np.ndarray, metric: FV3MetricTerms) -> tuple[np.ndarray, np.ndarray]:
     """FV3 ``c2l_ord4`` (cubed sphere, ``grid_type < 4``): A-grid east/north winds (m/s)."""
     _check(u, v, metric)
     spec, h = metric.spec, metric.n_halo
@@ -92,7 +90,9 @@ def c2l_ord4(
         q1 = J(j + 1, j + 1)
         wv = v[I(is_, ie + 1), q] * dy[I(is_, ie + 1), q]
         vtmp[ic, q] = 2.0 * (wv[:-1] + wv[1:]) / (dy[ic, q] + dy[I(is_ + 1, ie + 1), q])
-        utmp[ic, q] = 2.0 * (u[ic, q] * dx[ic, q] + u[ic, q1] * dx[ic, q1]) / (dx[ic, q] + dx[ic, q1])
+        utmp[ic, q] = (
+            2.0 * (u[ic, q] * dx[ic, q] + u[ic, q1] * dx[ic, q1]) / (dx[ic, q] + dx[ic, q1])
+        )
     jc = J(js, je)
     for i, on_edge in ((1, is_ == 1), (npx - 1, ie + 1 == npx)):
         if not on_edge:

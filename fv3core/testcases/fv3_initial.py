@@ -129,8 +129,14 @@ class FV3InitialState:
             )
         cut = {
             name: rank_slice(getattr(self, name), spec, loc)
-            for name, loc in (("delp", "center"), ("phis", "center"), ("u", "y"), ("v", "x"),
-                              ("ua", "center"), ("va", "center"))  # fmt: skip
+            for name, loc in (
+                ("delp", "center"),
+                ("phis", "center"),
+                ("u", "y"),
+                ("v", "x"),
+                ("ua", "center"),
+                ("va", "center"),
+            )  # fmt: skip
         }
         return FV3RankState(spec=spec, grav=self.grav, **cut)
 
@@ -193,8 +199,10 @@ def init_case(cube: FV3Cube, test_case: int, *, grav: float = GRAV_UFS) -> FV3In
         a_ = 0.5 * omg * (2.0 * omega + omg) * (c * c) + 0.25 * rk * rk * fpow(c, R + R) * (
             (R + 1) * (c * c) + (2.0 * R * R - R - 2.0) - 2.0 * (R * R) * fpow(c, -2.0)
         )
-        b_ = (2.0 * (omega + omg) * rk / ((R + 1) * (R + 2))) * fpow(c, R) * (
-            (R * R + 2.0 * R + 2.0) - ((R + 1.0) * c) ** 2
+        b_ = (
+            (2.0 * (omega + omg) * rk / ((R + 1) * (R + 2)))
+            * fpow(c, R)
+            * ((R * R + 2.0 * R + 2.0) - ((R + 1.0) * c) ** 2)
         )
         c_ = 0.25 * rk * rk * fpow(c, 2.0 * R) * ((R + 1) * (c * c) - (R + 2.0))
         delp[:, cs, cs] = gh0 + radius * radius * (

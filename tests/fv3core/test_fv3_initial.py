@@ -69,7 +69,9 @@ def test_tc2_initial_state_equals_fv3_bit_for_bit(cubes, n: int, run: str) -> No
     for t in range(6):
         ds = xr.open_dataset(REFERENCE / run / f"atmos_static.tile{t + 1}.nc", decode_times=False)
         for name, mine in fields.items():
-            np.testing.assert_array_equal(mine[t, cs, cs], np.squeeze(ds[name].values).T, err_msg=name)
+            np.testing.assert_array_equal(
+                mine[t, cs, cs], np.squeeze(ds[name].values).T, err_msg=name
+            )
     text = (REFERENCE / run / "stdout.txt").read_text()
 
     def printed(name: str) -> int:
@@ -94,7 +96,11 @@ def test_williamson_cases_equal_the_analytic_fields(cubes, test_case: int, alpha
     rows): max error ratio C24/C48 ~ 4."""
     errors = []
     for n in (24, 48):
-        cube = cubes[(n, alpha)] if (n, alpha) in cubes else FV3Cube.build(n, radius=RADIUS, omega=OMEGA, alpha=alpha)  # noqa: E501
+        cube = (
+            cubes[(n, alpha)]
+            if (n, alpha) in cubes
+            else FV3Cube.build(n, radius=RADIUS, omega=OMEGA, alpha=alpha)
+        )  # noqa: E501
         cs = slice(H, H + n)
         lon, lat = cube.fields["agrid"][:, cs, cs, 0], cube.fields["agrid"][:, cs, cs, 1]
         ana = {
@@ -113,7 +119,9 @@ def test_williamson_cases_equal_the_analytic_fields(cubes, test_case: int, alpha
         ):  # fmt: skip
             mid = normalize(a + b)
             tangent = normalize(b - a - np.sum((b - a) * mid, -1, keepdims=True) * mid)
-            np.testing.assert_allclose(wind, np.sum(ana.wind_xyz(mid) * tangent, -1), rtol=0, atol=1e-12)
+            np.testing.assert_allclose(
+                wind, np.sum(ana.wind_xyz(mid) * tangent, -1), rtol=0, atol=1e-12
+            )
         ue, vn = ana.wind(lon, lat)
         errors.append(max(np.abs(s.ua[:, cs, cs] - ue).max(), np.abs(s.va[:, cs, cs] - vn).max()))
     assert 3.5 < errors[0] / errors[1] < 4.5
@@ -148,7 +156,9 @@ def test_barotropic_jet(cubes) -> None:
 
     def gh(phi):
         phi = np.asarray(phi)
-        return GRAV * 10.157946867e3 - np.where(phi <= ph0, 0.0, np.where(phi >= ph1, drop[-1], spline(np.clip(phi, ph0, ph1))))  # noqa: E501
+        return GRAV * 10.157946867e3 - np.where(
+            phi <= ph0, 0.0, np.where(phi >= ph1, drop[-1], spline(np.clip(phi, ph0, ph1)))
+        )  # noqa: E501
 
     def mid_lat(p, q):
         m = normalize(lonlat_to_xyz(p[..., 0], p[..., 1]) + lonlat_to_xyz(q[..., 0], q[..., 1]))

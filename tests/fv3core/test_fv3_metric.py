@@ -74,7 +74,9 @@ def test_global_area_statistics_equal_fv3_stdout(cubes) -> None:
         token = printed(label)
         mantissa = token.upper().split("E")[0].lstrip("-+0.").replace(".", "")
         ref = float(token)
-        return abs(value - ref) <= 0.5 * 10 ** (math.floor(math.log10(abs(ref))) - len(mantissa) + 1)
+        return abs(value - ref) <= 0.5 * 10 ** (
+            math.floor(math.log10(abs(ref))) - len(mantissa) + 1
+        )
 
     assert agrees(c.da_max, "MAX    AREA (m*m):") and agrees(c.da_min, "MIN AREA (m*m):")
     assert agrees(c.da_max / c.da_min, "da_max/da_min=")
@@ -99,9 +101,16 @@ def test_sphere_area_and_rank_metric_terms(cubes, n: int) -> None:
     assert ac.min() > 0 and np.all(ac[:, 0, 0] < ac[:, 1, 1])  # the cube-vertex triangles
     spec = SubdomainSpec(n, 4, n // 2, n, 0, n // 2, H)
     m = c.metric_terms(spec)
-    assert m.area.shape == (n // 2 + 2 * H,) * 2 and m.dx.shape == (n // 2 + 2 * H, n // 2 + 1 + 2 * H)
-    np.testing.assert_array_equal(m.area, c.fields["area"][4, n // 2 : n + 2 * H, 0 : n // 2 + 2 * H])
-    np.testing.assert_array_equal(m.sin_sg, c.fields["sin_sg"][4][:, n // 2 : n + 2 * H, : n // 2 + 2 * H])
+    assert m.area.shape == (n // 2 + 2 * H,) * 2 and m.dx.shape == (
+        n // 2 + 2 * H,
+        n // 2 + 1 + 2 * H,
+    )
+    np.testing.assert_array_equal(
+        m.area, c.fields["area"][4, n // 2 : n + 2 * H, 0 : n // 2 + 2 * H]
+    )
+    np.testing.assert_array_equal(
+        m.sin_sg, c.fields["sin_sg"][4][:, n // 2 : n + 2 * H, : n // 2 + 2 * H]
+    )
     np.testing.assert_array_equal(m.interior("dx"), m.dx[H:-H, H:-H])
     assert (m.sw_corner, m.se_corner, m.ne_corner, m.nw_corner) == (False, True, False, False)
     assert m.da_min == c.da_min and m.da_max_c == c.da_max_c
@@ -111,7 +120,9 @@ def test_symmetry_of_the_cube(cubes) -> None:
     """Reference: the cube's symmetries.  Each tile's areas equal tile 1's (rotated/mirrored) and
     are mirror-symmetric to 1e-12 relative (measured 3.4e-13 at C24); dy is dx transposed on each tile (FV3's get_symmetry)
     except on the east boundary (and the west one of tiles 1, 3, 5), where FV3 takes the
-    neighbour's value (mpp_get_boundary); equal there to 1e-13; sin_sg is in [0, 1]."""
+    neighbour's value (mpp_get_boundary); equal there to 1e-13; sin_sg is in [0, 1]; the
+    tile-edge weights of a2b_ord4 / d2a2c_vect agree on all 24 tile edges to 5e-14 and are
+    symmetric about the edge's middle; ee1, ee2 are unit tangents along the grid lines."""
     n = 24
     c = cubes[n]
     a = c.fields["area"][:, H : H + n, H : H + n]
@@ -128,6 +139,26 @@ def test_symmetry_of_the_cube(cubes) -> None:
         np.testing.assert_allclose(dy[[0, -1]], dx.T[[0, -1]], rtol=1e-13)
     s = c.fields["sin_sg"][:, :, H:-H, H:-H]
     assert s.min() >= 0.0 and s.max() <= 1.0
+    # the tile-edge weights are the same on the four edges of every tile and symmetric
+    edges = [c.fields[k] for k in ("edge_w", "edge_e", "edge_s", "edge_n")]
+    vects = [c.fields[k] for k in ("edge_vect_w", "edge_vect_e", "edge_vect_s", "edge_vect_n")]
+    for group in (edges, vects):
+        ref = group[0][0]
+        for e in group:
+            np.testing.assert_allclose(e, np.broadcast_to(ref, e.shape), rtol=0, atol=5e-14)
+    np.testing.assert_allclose(ref[H : H + n], ref[H : H + n][::-1], rtol=0, atol=5e-14)
+    # ee1, ee2: unit vectors tangent to the sphere along the grid lines through the corners
+    m = c.metric_terms(SubdomainSpec(n, 3, 0, n, 0, n, H))
+    lon, lat = m.lon, m.lat
+    xyz = np.stack([np.cos(lat) * np.cos(lon), np.cos(lat) * np.sin(lon), np.sin(lat)], -1)
+    ci = slice(H + 1, H + n)
+    for e, d in (
+        (m.ee1[ci, ci], xyz[H + 2 : H + n + 1, ci] - xyz[H : H + n - 1, ci]),
+        (m.ee2[ci, ci], xyz[ci, H + 2 : H + n + 1] - xyz[ci, H : H + n - 1]),
+    ):
+        assert np.abs(np.linalg.norm(e, axis=-1) - 1).max() < 1e-15
+        assert np.abs(np.sum(e * xyz[ci, ci], -1)).max() < 1e-15
+        assert np.min(np.sum(e * d, -1) / np.linalg.norm(d, axis=-1)) > 0.99999
 
 
 def test_fv3_markers_and_unset_points(cubes) -> None:
@@ -140,22 +171,28 @@ def test_fv3_markers_and_unset_points(cubes) -> None:
     m = c.metric_terms(SubdomainSpec(n, 1, 0, n, 0, n, H))
     for q in (slice(0, H), slice(-H, None)):
         for r in (slice(0, H), slice(-H, None)):
-            assert np.all(m.area[q, r] == -BIG_NUMBER) and np.all(m.rarea[q, r] == -1.0 / BIG_NUMBER)
+            assert np.all(m.area[q, r] == -BIG_NUMBER) and np.all(
+                m.rarea[q, r] == -1.0 / BIG_NUMBER
+            )
             assert np.all(m.cosa_s[q, r] == BIG_NUMBER) and np.all(m.ec1[q, r] == BIG_NUMBER)
-            assert np.all(m.cos_sg[4, q, r] == BIG_NUMBER) and np.all(m.sin_sg[4, q, r] == TINY_NUMBER)
+            assert np.all(m.cos_sg[4, q, r] == BIG_NUMBER) and np.all(
+                m.sin_sg[4, q, r] == TINY_NUMBER
+            )
     # the corner blocks: sin_sg(0, j, 3) = sin_sg(j, 1, 2) for j = -2..0 (SW corner)
     np.testing.assert_array_equal(m.sin_sg[2, H - 1, 0:H], m.sin_sg[1, 0:H, H])
     np.testing.assert_array_equal(m.cos_sg[2, H - 1, 0:H], m.cos_sg[1, 0:H, H])
     assert np.all(m.ew[:, 1:H, 0:H] == 0.0)  # SW corner region of the x-faces (from isd+1)
     assert np.isnan(m.ew[:, 0]).all() and np.isnan(m.ew[:, -1]).all()
     assert np.isnan(m.es[:, :, 0]).all() and np.isnan(m.es[:, :, -1]).all()
-    assert np.isnan(m.ee1[H - 1]).all() and not np.isnan(m.ee1[H : -H, H : -H]).any()
+    assert np.isnan(m.ee1[H - 1]).all() and not np.isnan(m.ee1[H:-H, H:-H]).any()
     assert np.isnan(m.rsina[H - 1]).all() and np.all(m.rsina[H, H:-H] == BIG_NUMBER)
     assert np.isnan(m.a11[H - 2]).all() and not np.isnan(m.a11[H - 1 : 1 - H, H - 1 : 1 - H]).any()
-    assert np.all(m.edge_w[[H, H + n]] == BIG_NUMBER) and np.isnan(m.edge_w[: H]).all()
+    assert np.all(m.edge_w[[H, H + n]] == BIG_NUMBER) and np.isnan(m.edge_w[:H]).all()
     w = m.edge_w[H + 1 : H + n]  # interpolation weights, symmetric about the edge's middle
     assert np.all((w > 0) & (w < 1)) and np.allclose(w + w[::-1], 1.0, rtol=0, atol=1e-14)
-    assert np.all(m.edge_vect_s[H - 1 : H + n + 1] < 1) and np.all(m.edge_vect_s[: H - 1] == BIG_NUMBER)
+    assert np.all(m.edge_vect_s[H - 1 : H + n + 1] < 1) and np.all(
+        m.edge_vect_s[: H - 1] == BIG_NUMBER
+    )
     for name in FV3MetricTerms.field_names():
         assert not np.isnan(m.interior(name)).any(), name
 
@@ -219,11 +256,15 @@ def test_copied_halos_equal_mapping_cluster_exchange(cubes, layout: int) -> None
     cube = cubes[n]
     metric = {r.rank: cube.metric_terms(r.spec) for r in dec.ranks}
     for name, get, kind, fill, absolute in COPIED:
-        ref = _exchanged(dec, lambda r, get=get: [np.array(a) for a in get(metric[r.rank])], kind, fill)
+        ref = _exchanged(
+            dec, lambda r, get=get: [np.array(a) for a in get(metric[r.rank])], kind, fill
+        )
         for r in dec.ranks:
             for want, got in zip(ref[r.rank], get(metric[r.rank])):
                 mask = ~np.isnan(want)
-                w, g = (np.abs(want[mask]), np.abs(got[mask])) if absolute else (want[mask], got[mask])
+                w, g = (
+                    (np.abs(want[mask]), np.abs(got[mask])) if absolute else (want[mask], got[mask])
+                )
                 np.testing.assert_array_equal(g, w, err_msg=f"{name} rank {r.rank}")
                 assert mask.sum() > want.size * 0.8
 
@@ -249,19 +290,21 @@ def test_computed_halos_equal_neighbour_values(cubes) -> None:
             bad[[0, -1], :] = True
             if name.startswith("cosa"):
                 for i in (1, npx):
-                    bad[f(i), : H] = bad[f(i), -H:] = True
+                    bad[f(i), :H] = bad[f(i), -H:] = True
         else:
             bad[:, [0, -1]] = True
             if name.startswith("cosa"):
                 for j in (1, npy):
-                    bad[: H, f(j)] = bad[-H:, f(j)] = True
+                    bad[:H, f(j)] = bad[-H:, f(j)] = True
             else:
                 bad[[f(-2), f(-1)], f(npy)] = True
         return bad
 
     for name, get in (("sina", lambda m: (m.sina_u, m.sina_v)), ("cosa", lambda m: (m.cosa_u, m.cosa_v)),
                       ("rsin", lambda m: (m.rsin_u, m.rsin_v))):  # fmt: skip
-        ref = _exchanged(dec, lambda r, get=get: [np.array(a) for a in get(metric[r.rank])], "C", False)
+        ref = _exchanged(
+            dec, lambda r, get=get: [np.array(a) for a in get(metric[r.rank])], "C", False
+        )
         for r in dec.ranks:
             for comp, (want, got) in enumerate(zip(ref[r.rank], get(metric[r.rank]))):
                 mask = ~np.isnan(want) & ~face_exceptions(name, comp, want.shape)
@@ -298,4 +341,6 @@ def test_corner_flags_and_errors(cubes) -> None:
     with pytest.raises(FV3ConfigError, match="does not fit"):
         cubes[12].metric_terms(SubdomainSpec(24, 0, 0, 24, 0, 24))
     m = FV3MetricTerms.build(SubdomainSpec(12, 2, 0, 12, 0, 12), radius=RADIUS, omega=OMEGA)
-    np.testing.assert_array_equal(m.dxc, cubes[12].metric_terms(SubdomainSpec(12, 2, 0, 12, 0, 12)).dxc)
+    np.testing.assert_array_equal(
+        m.dxc, cubes[12].metric_terms(SubdomainSpec(12, 2, 0, 12, 0, 12)).dxc
+    )
