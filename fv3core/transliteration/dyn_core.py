@@ -1,0 +1,190 @@
+"""FV3 ``dyn_core.F90`` (and the part of ``fv_dynamics.F90`` around it) for the shallow-water
+configuration: the ``n_split`` acoustic loop of one large time step with FV3's halo updates,
+``geopk`` (``SW_DYNAMICS``: ``akap = 1``, ``ptop = 0``, ``pt = 1``), ``p_grad_c`` and
+``one_grad_p`` (hydrostatic, ``beta = 0``, no external-mode damping), transliterated.
+
+All ranks of the run are in this process; halo updates go through
+:class:`mapping.cluster.Communicator` halo updaters, which reproduce FMS's
+``mpp_update_domains`` (scalars, C- and D-grid vectors, corner points) value for value; the
+shared north/east boundary points are synchronised only where FV3 calls ``mpp_get_boundary``
+(after the last acoustic step).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from fv3core.transliteration.a2b_edge import a2b_ord4
+from fv3core.transliteration.farray import FArray, R
+from fv3core.transliteration.grid import Grid
+from fv3core.transliteration.sw_core import c_sw, d_sw
+from mapping.cluster import Communicator, ScalarHalo, VectorHalo
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SWNamelist:
+    """The ``fv_core_nml`` keys the shallow-water dynamics reads (FV3's names and meaning)."""
+
+    n_split: int
+    dt_atmos: float
+    nord: int = 2
+    d4_bg: float = 0.12
+    d2_bg: float = 0.0
+    dddmp: float = 0.0
+    hord_mt: int = 8
+    hord_vt: int = 8
+    hord_dp: int = 8
+
+
+@dataclass
+class TileFields:
+    """One rank's prognostic and persistent work arrays, FV3 bounds (``delp`` = g * depth)."""
+
+    delp: FArray
+    pt: FArray
+    phis: FArray
+    u: FArray
+    v: FArray
+    uc: FArray
+    vc: FArray
+    ua: FArray
+    va: FArray
+    ut: FArray
+    vt: FArray
+    divgd: FArray
+    pkc: list[FArray]
+    gz: list[FArray]
+
+    @classmethod
+    def allocate(cls, g: Grid) -> TileFields:
+        b = g.bd
+
+        def f(di: int = 0, dj: int = 0) -> FArray:
+            return FArray.full((b.isd, b.jsd), (b.ied + di, b.jed + dj))
+
+        pt = f()
+        pt.data[...] = 1.0
+        return cls(delp=f(), pt=pt, phis=f(), u=f(0, 1), v=f(1, 0), uc=f(1, 0), vc=f(0, 1),
+                   ua=f(), va=f(), ut=f(), vt=f(), divgd=f(1, 1), pkc=[f(), f()],
+                   gz=[f(), f()])  # fmt: skip
+
+
+def geopk(delp: FArray, phis: FArray, pt: FArray, pkc: list[FArray], gz: list[FArray],
+          ir: R, jr: R) -> None:  # fmt: skip
+    """FV3 ``geopk`` for one shallow-water layer: ``pk = exp(akap * log(ptop + delp))`` with
+    ``akap = 1``, ``ptop = 0``, and the geopotential ``gz`` top = bottom + pt * (pk2 - pk1)."""
+    ptop, ptk = 0.0, 0.0**1.0
+    pkc[0][ir, jr] = ptk
+    gz[1][ir, jr] = phis[ir, jr]
+    p1d = ptop + delp[ir, jr]
+    logp = np.log(p1d)
+    pkc[1][ir, jr] = np.exp(1.0 * logp)
+    gz[0][ir, jr] = gz[1][ir, jr] + pt[ir, jr] * (pkc[1][ir, jr] - pkc[0][ir, jr])
+
+
+def p_grad_c(dt2: float, pkc: list[FArray], gz: list[FArray], uc: FArray, vc: FArray,
+             g: Grid) -> None:  # fmt: skip
+    """FV3 ``p_grad_c`` (hydrostatic): the finite-volume pressure gradient on the C grid
+    (``pkc[0]``/``gz[0]`` the layer top, ``[1]`` its bottom)."""
+    b = g.bd
+    wk = FArray.full((b.is_ - 1, b.js - 1), (b.ie + 1, b.je + 1))
+    I, J = R(b.is_ - 1, b.ie + 1), R(b.js - 1, b.je + 1)
+    wk[I, J] = pkc[1][I, J] - pkc[0][I, J]
+    I, J = R(b.is_, b.ie + 1), R(b.js, b.je)
+    uc[I, J] = uc[I, J] + dt2 * g.rdxc[I, J] / (wk[I - 1, J] + wk[I, J]) * (
+        (gz[1][I - 1, J] - gz[0][I, J]) * (pkc[1][I, J] - pkc[0][I - 1, J])
+        + (gz[0][I - 1, J] - gz[1][I, J]) * (pkc[1][I - 1, J] - pkc[0][I, J])
+    )
+    I, J = R(b.is_, b.ie), R(b.js, b.je + 1)
+    vc[I, J] = vc[I, J] + dt2 * g.rdyc[I, J] / (wk[I, J - 1] + wk[I, J]) * (
+        (gz[1][I, J - 1] - gz[0][I, J]) * (pkc[1][I, J] - pkc[0][I, J - 1])
+        + (gz[0][I, J - 1] - gz[1][I, J]) * (pkc[1][I, J - 1] - pkc[0][I, J])
+    )
+
+
+def one_grad_p(u: FArray, v: FArray, pkc: list[FArray], gz: list[FArray], dt: float,
+               g: Grid) -> None:  # fmt: skip
+    """FV3 ``one_grad_p`` (hydrostatic, no external-mode damping): pk and gz to the corners
+    (``a2b_ord4``, in place, as FV3's ``replace``), then the D-grid wind update by the
+    finite-volume pressure gradient; ``u``, ``v`` enter as d_sw leaves them (times dx, dy)."""
+    b = g.bd
+    Ic, Jc = R(b.is_, b.ie + 1), R(b.js, b.je + 1)
+    pkc[0][Ic, Jc] = 0.0**1.0  # ptk
+    a2b_ord4(pkc[1], g, replace=True)
+    a2b_ord4(gz[0], g, replace=True)
+    a2b_ord4(gz[1], g, replace=True)
+    wk = FArray.full((b.isd, b.jsd), (b.ied, b.jed))
+    wk[Ic, Jc] = pkc[1][Ic, Jc] - pkc[0][Ic, Jc]
+    pk, z = pkc, gz
+    I, J = R(b.is_, b.ie), R(b.js, b.je + 1)
+    u[I, J] = g.rdx[I, J] * (0.0 + u[I, J] + dt / (wk[I, J] + wk[I + 1, J]) * (
+        (z[1][I, J] - z[0][I + 1, J]) * (pk[1][I + 1, J] - pk[0][I, J])
+        + (z[0][I, J] - z[1][I + 1, J]) * (pk[1][I, J] - pk[0][I + 1, J])))
+    I, J = R(b.is_, b.ie + 1), R(b.js, b.je)
+    v[I, J] = g.rdy[I, J] * (0.0 + v[I, J] + dt / (wk[I, J] + wk[I, J + 1]) * (
+        (z[1][I, J] - z[0][I, J + 1]) * (pk[1][I, J + 1] - pk[0][I, J])
+        + (z[0][I, J] - z[1][I, J + 1]) * (pk[1][I, J] - pk[0][I, J + 1])))
+
+
+class ShallowWaterCore:
+    """FV3's shallow-water dynamics on every rank of ``communicator`` (all in this process):
+    ``step()`` is one large time step ``dt_atmos`` of ``n_split`` acoustic steps."""
+
+    def __init__(self, grids: dict[int, Grid], fields: dict[int, TileFields], nml: SWNamelist,
+                 communicator: Communicator) -> None:  # fmt: skip
+        self.grids, self.fields, self.nml = grids, fields, nml
+        ranks = sorted(grids)
+        h = grids[ranks[0]].bd.ng
+
+        def updater(specs: Any) -> Any:
+            return communicator.halo_updater({r: specs(fields[r]) for r in ranks}, packing="slicing")
+
+        self._scalars = updater(lambda f: [ScalarHalo(f.delp.data, h)])
+        self._dwinds = updater(lambda f: [VectorHalo(f.u.data, f.v.data, h, grid="D", sync_edges=False)])
+        self._cwinds = updater(lambda f: [VectorHalo(f.uc.data, f.vc.data, h, grid="C", sync_edges=False)])
+        self._divg = updater(lambda f: [ScalarHalo(f.divgd.data, h, location="corner", sync_edges=False)])
+        self._boundary = updater(lambda f: [VectorHalo(f.u.data, f.v.data, h, grid="D", sync_edges=True)])
+
+    def step(self) -> None:
+        nml = self.nml
+        dt = nml.dt_atmos / nml.n_split
+        dt2 = 0.5 * dt
+        self._scalars.update()
+        self._dwinds.update()
+        for it in range(1, nml.n_split + 1):
+            cgrid = {}
+            for r, g in self.grids.items():
+                f = self.fields[r]
+                out = c_sw(f.delp, f.pt, f.u, f.v, nml.nord, dt2, g, f.uc, f.vc, f.ua, f.va, f.ut,
+                           f.vt)  # fmt: skip
+                cgrid[r] = out
+                if out.divg_d is not None:
+                    f.divgd.data[...] = out.divg_d.data
+            if nml.nord > 0:
+                self._divg.update()
+            for r, g in self.grids.items():
+                f, b = self.fields[r], g.bd
+                I, J = R(b.is_ - 1, b.ie + 1), R(b.js - 1, b.je + 1)
+                geopk(cgrid[r].delpc, f.phis, cgrid[r].ptc, f.pkc, f.gz, I, J)
+                p_grad_c(dt2, f.pkc, f.gz, f.uc, f.vc, g)
+            self._cwinds.update()
+            for r, g in self.grids.items():
+                f = self.fields[r]
+                d_sw(f.delp, f.u, f.v, f.uc, f.vc, f.ua, f.va, f.divgd, dt, nml.hord_dp, nml.hord_mt,
+                     nml.hord_vt, nml.nord, nml.dddmp, nml.d2_bg, nml.d4_bg, g)  # fmt: skip
+            self._scalars.update()
+            for r, g in self.grids.items():
+                f, b = self.fields[r], g.bd
+                I, J = R(b.is_ - 2, b.ie + 2), R(b.js - 2, b.je + 2)
+                geopk(f.delp, f.phis, f.pt, f.pkc, f.gz, I, J)
+                one_grad_p(f.u, f.v, f.pkc, f.gz, dt, g)
+            if it == nml.n_split:
+                self._boundary.update()
+            else:
+                self._dwinds.update()

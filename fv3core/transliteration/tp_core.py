@@ -1,0 +1,178 @@
+"""FV3 ``tp_core.F90``: ``fv_tp_2d``, ``xppm``/``yppm`` (monotone PPM, ``iord = 8``),
+``copy_corners`` and ``pert_ppm``, transliterated (cubed sphere, ``grid_type < 3``).
+
+``yppm`` is ``xppm`` along j: FV3 writes it as the mirror image of ``xppm`` statement for
+statement, so here it is ``xppm`` on transposed views (the same operations on the same
+values, bitwise the same results).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from fv3core.transliteration.farray import FArray, R
+
+R3 = 1.0 / 3.0
+S11, S14, S15 = 11.0 / 14.0, 4.0 / 7.0, 3.0 / 14.0
+
+
+def sign(a: Any, b: Any) -> Any:
+    """Fortran ``SIGN(a, b)``: |a| with the sign of b (signed zeros honoured, as gfortran)."""
+    return np.copysign(np.abs(a), b)
+
+
+def transpose(a: FArray) -> FArray:
+    """The view of ``a`` with i and j exchanged."""
+    return FArray(a.data.T, (a.lo[1], a.lo[0]))
+
+
+def pert_ppm_standard(a0: np.ndarray, al: np.ndarray, ar: np.ndarray) -> None:
+    """``pert_ppm(..., iv /= 0)``: the standard PPM constraint on the perturbations al, ar
+    (in place)."""
+    opposite = al * ar < 0.0
+    da1 = al - ar
+    da2 = da1**2
+    a6da = 3.0 * (al + ar) * da1
+    new_ar = np.where(opposite & (a6da < -da2), -2.0 * al, ar)
+    new_al = np.where(opposite & ~(a6da < -da2) & (a6da > da2), -2.0 * ar, al)
+    ar[...] = np.where(opposite, new_ar, 0.0)
+    al[...] = np.where(opposite, new_al, 0.0)
+
+
+def xppm(q: FArray, c: FArray, iord: int, is_: int, ie: int, jr: R, npx: int,
+         dxa: FArray) -> FArray:  # fmt: skip
+    """FV3 ``xppm``: the face values ``flux(is:ie+1, jr)`` of q (PPM along i) upwind by the
+    Courant number ``c``; ``iord`` 8 (Lin 2004 monotone) with FV3's tile-edge treatment."""
+    if iord != 8:
+        raise NotImplementedError(f"xppm iord={iord}: the transliteration has iord 8")
+    is1, ie1 = max(3, is_ - 1), min(npx - 3, ie + 1)
+    lo, hi = is_ - 3, ie + 3
+    q1 = FArray(np.zeros((hi - lo + 1, jr.size)), (lo, jr.lo))
+    q1[R(is_ - 3, ie + 3), jr] = q[R(is_ - 3, ie + 3), jr]
+    dm = FArray.full((is_ - 2, jr.lo), (ie + 2, jr.hi))
+    I = R(is_ - 2, ie + 2)
+    xt = 0.25 * (q1[I + 1, jr] - q1[I - 1, jr])
+    qmax = np.maximum(np.maximum(q1[I - 1, jr], q1[I, jr]), q1[I + 1, jr])
+    qmin = np.minimum(np.minimum(q1[I - 1, jr], q1[I, jr]), q1[I + 1, jr])
+    dm[I, jr] = sign(np.minimum(np.minimum(np.abs(xt), qmax - q1[I, jr]), q1[I, jr] - qmin), xt)
+    al = FArray.full((is_ - 1, jr.lo), (ie + 2, jr.hi))
+    A = R(is1, ie1 + 1)
+    al[A, jr] = 0.5 * (q1[A - 1, jr] + q1[A, jr]) + R3 * (dm[A - 1, jr] - dm[A, jr])
+    bl = FArray.full((is_ - 1, jr.lo), (ie + 1, jr.hi))
+    br = FArray.full((is_ - 1, jr.lo), (ie + 1, jr.hi))
+    B = R(is1, ie1)
+    xt = 2.0 * dm[B, jr]
+    bl[B, jr] = -sign(np.minimum(np.abs(xt), np.abs(al[B, jr] - q1[B, jr])), xt)
+    br[B, jr] = sign(np.minimum(np.abs(xt), np.abs(al[B + 1, jr] - q1[B, jr])), xt)
+
+    def dxa_(i: int) -> np.ndarray:
+        return dxa[i, jr]
+
+    def q_(i: int) -> np.ndarray:
+        return q1[i, jr]
+
+    if is_ == 1:
+        bl[0, jr] = S14 * dm[-1, jr] + S11 * (q_(-1) - q_(0))
+        xt = 0.5 * (((2.0 * dxa_(0) + dxa_(-1)) * q_(0) - dxa_(0) * q_(-1)) / (dxa_(-1) + dxa_(0))
+                    + ((2.0 * dxa_(1) + dxa_(2)) * q_(1) - dxa_(1) * q_(2)) / (dxa_(1) + dxa_(2)))  # fmt: skip
+        xt = np.maximum(xt, np.minimum(np.minimum(np.minimum(q_(-1), q_(0)), q_(1)), q_(2)))
+        xt = np.minimum(xt, np.maximum(np.maximum(np.maximum(q_(-1), q_(0)), q_(1)), q_(2)))
+        br[0, jr] = xt - q_(0)
+        bl[1, jr] = xt - q_(1)
+        xt = S15 * q_(1) + S11 * q_(2) - S14 * dm[2, jr]
+        br[1, jr] = xt - q_(1)
+        bl[2, jr] = xt - q_(2)
+        br[2, jr] = al[3, jr] - q_(2)
+        e = R(0, 2)
+        a0, l_, r_ = q1[e, jr], bl[e, jr].copy(), br[e, jr].copy()
+        pert_ppm_standard(a0, l_, r_)
+        bl[e, jr], br[e, jr] = l_, r_
+    if ie + 1 == npx:
+        n = npx
+        bl[n - 2, jr] = al[n - 2, jr] - q_(n - 2)
+        xt = S15 * q_(n - 1) + S11 * q_(n - 2) + S14 * dm[n - 2, jr]
+        br[n - 2, jr] = xt - q_(n - 2)
+        bl[n - 1, jr] = xt - q_(n - 1)
+        xt = 0.5 * (((2.0 * dxa_(n - 1) + dxa_(n - 2)) * q_(n - 1) - dxa_(n - 1) * q_(n - 2))
+                    / (dxa_(n - 2) + dxa_(n - 1))
+                    + ((2.0 * dxa_(n) + dxa_(n + 1)) * q_(n) - dxa_(n) * q_(n + 1))
+                    / (dxa_(n) + dxa_(n + 1)))  # fmt: skip
+        xt = np.maximum(xt, np.minimum(np.minimum(np.minimum(q_(n - 2), q_(n - 1)), q_(n)), q_(n + 1)))
+        xt = np.minimum(xt, np.maximum(np.maximum(np.maximum(q_(n - 2), q_(n - 1)), q_(n)), q_(n + 1)))
+        br[n - 1, jr] = xt - q_(n - 1)
+        bl[n, jr] = xt - q_(n)
+        br[n, jr] = S11 * (q_(n + 1) - q_(n)) - S14 * dm[n + 1, jr]
+        e = R(n - 2, n)
+        a0, l_, r_ = q1[e, jr], bl[e, jr].copy(), br[e, jr].copy()
+        pert_ppm_standard(a0, l_, r_)
+        bl[e, jr], br[e, jr] = l_, r_
+    flux = FArray.full((is_, jr.lo), (ie + 1, jr.hi))
+    F = R(is_, ie + 1)
+    cc = c[F, jr]
+    up = q1[F - 1, jr] + (1.0 - cc) * (br[F - 1, jr] - cc * (bl[F - 1, jr] + br[F - 1, jr]))
+    down = q1[F, jr] + (1.0 + cc) * (bl[F, jr] + cc * (bl[F, jr] + br[F, jr]))
+    flux[F, jr] = np.where(cc > 0.0, up, down)
+    return flux
+
+
+def yppm(q: FArray, c: FArray, jord: int, js: int, je: int, ir: R, npy: int,
+         dya: FArray) -> FArray:  # fmt: skip
+    """FV3 ``yppm``: ``flux(ir, js:je+1)`` (PPM along j), :func:`xppm` on transposed views."""
+    return transpose(xppm(transpose(q), transpose(c), jord, js, je, ir, npy, transpose(dya)))
+
+
+def copy_corners(q: FArray, npx: int, npy: int, direction: int, ng: int, corners: Any) -> None:
+    """FV3 ``copy_corners``: fill the halo regions beyond the cube vertices for a sweep along
+    x (``direction`` 1) or y (2), in place.  ``corners``: object with the four corner flags."""
+    src = q.copy()
+    for j in range(1 - ng, 1):
+        for i in range(1 - ng, 1):
+            if corners.sw_corner:
+                q[i, j] = src[j, 1 - i] if direction == 1 else src[1 - j, i]
+    for j in range(1 - ng, 1):
+        for i in range(npx, npx + ng):
+            if corners.se_corner:
+                q[i, j] = src[npy - j, i - npx + 1] if direction == 1 else src[npy + j - 1, npx - i]
+    for j in range(npy, npy + ng):
+        for i in range(npx, npx + ng):
+            if corners.ne_corner:
+                q[i, j] = src[j, 2 * npx - 1 - i] if direction == 1 else src[2 * npy - 1 - j, i]
+    for j in range(npy, npy + ng):
+        for i in range(1 - ng, 1):
+            if corners.nw_corner:
+                q[i, j] = src[npy - j, i - 1 + npx] if direction == 1 else src[j + 1 - npx, npy - i]
+
+
+def fv_tp_2d(q: FArray, crx: FArray, cry: FArray, hord: int, xfx: FArray, yfx: FArray,
+             ra_x: FArray, ra_y: FArray, g: Any) -> tuple[FArray, FArray]:  # fmt: skip
+    """FV3 ``fv_tp_2d`` for delp and vorticity (no mass fluxes, no ``deln_flux`` damping):
+    the Lin-Rood average of the two splitting orders' fluxes times the swept areas, ``fx``
+    (is:ie+1, js:je) and ``fy`` (is:ie, js:je+1).  ``q``'s corner halos are overwritten."""
+    b = g.bd
+    ord_in = 8 if hord == 10 else hord
+    ord_ou = hord
+    copy_corners(q, g.npx, g.npy, 2, b.ng, g)
+    fy2 = yppm(q, cry, ord_in, b.js, b.je, R(b.isd, b.ied), g.npy, g.dya)
+    Ji, Jn = R(b.js, b.je + 1), R(b.js, b.je)
+    Id = R(b.isd, b.ied)
+    fyy = FArray.full((b.isd, b.js), (b.ied, b.je + 1))
+    fyy[Id, Ji] = yfx[Id, Ji] * fy2[Id, Ji]
+    q_i = FArray.full((b.isd, b.jsd), (b.ied, b.jed))
+    q_i[Id, Jn] = (q[Id, Jn] * g.area[Id, Jn] + fyy[Id, Jn] - fyy[Id, Jn + 1]) / ra_y[Id, Jn]
+    fx = xppm(q_i, crx, ord_ou, b.is_, b.ie, Jn, g.npx, g.dxa)
+    copy_corners(q, g.npx, g.npy, 1, b.ng, g)
+    Jd = R(b.jsd, b.jed)
+    fx2 = xppm(q, crx, ord_in, b.is_, b.ie, Jd, g.npx, g.dxa)
+    Ii, In = R(b.is_, b.ie + 1), R(b.is_, b.ie)
+    fx1 = FArray.full((b.is_, b.jsd), (b.ie + 1, b.jed))
+    fx1[Ii, Jd] = xfx[Ii, Jd] * fx2[Ii, Jd]
+    q_j = FArray.full((b.isd, b.jsd), (b.ied, b.jed))
+    q_j[In, Jd] = (q[In, Jd] * g.area[In, Jd] + fx1[In, Jd] - fx1[In + 1, Jd]) / ra_x[In, Jd]
+    fy = yppm(q_j, cry, ord_ou, b.js, b.je, In, g.npy, g.dya)
+    fx_out = FArray.full((b.is_, b.js), (b.ie + 1, b.je))
+    fx_out[Ii, Jn] = 0.5 * (fx[Ii, Jn] + fx2[Ii, Jn]) * xfx[Ii, Jn]
+    fy_out = FArray.full((b.is_, b.js), (b.ie, b.je + 1))
+    fy_out[In, Ji] = 0.5 * (fy[In, Ji] + fy2[In, Ji]) * yfx[In, Ji]
+    return fx_out, fy_out
