@@ -46,6 +46,8 @@ NAME = "fv3-validation"
 HELP = "fv3core vs the Fortran FV3 reference runs: FV3's norms every 6 h, ours next to FV3's"
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "fv3core"
 HISTORY_S = 21600.0  # FV3's print_freq = 6 h
+#: fv3core's schemes, in the page's order
+SCHEMES = ("fv3", "geometric")
 log = logging.getLogger(__name__)
 
 
@@ -58,9 +60,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-resolution", type=int, default=None,
                    help="skip runs finer than C<N> (numpy at C96 for 5 days takes hours)")
     p.add_argument("--backend", default="numpy", help="GT4Py backend (default numpy)")
-    p.add_argument("--dynamics", default=None,
-                   help="fv3core's scheme (FV3Config.dynamics): 'fv3' once the driver runs it, "
-                   "else 'geometric' (default: fv3 if runnable)")  # fmt: skip
+    p.add_argument("--dynamics", choices=SCHEMES, default="fv3",
+                   help="fv3core's scheme (FV3Config.dynamics): fv3 (FV3's, default) or "
+                   "geometric (fv3core's own, for comparison)")  # fmt: skip
     p.add_argument("--json", type=Path, default=DOCS / "validation.json",
                    help="results (default docs/fv3core/validation.json)")
     p.add_argument("--markdown", type=Path, default=DOCS / "validation.md",
@@ -71,13 +73,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 # -- configuration ----------------------------------------------------------------------------
-
-
-def default_dynamics() -> str:
-    import fv3core.config as config
-
-    runnable = getattr(config, "RUNNABLE_DYNAMICS", ("geometric",))
-    return "fv3" if "fv3" in runnable else "geometric"
 
 
 def config_for(ref: FV3Reference, backend: str, dynamics: str) -> tuple[FV3Config, list[str]]:
@@ -92,7 +87,6 @@ def config_for(ref: FV3Reference, backend: str, dynamics: str) -> tuple[FV3Confi
                           "(the geometric scheme's del2 + del4)")  # fmt: skip
     cfg = FV3Config.from_namelist(ref.path / "input.nml", backend=backend, dynamics=dynamics,
                                   **adjust)  # fmt: skip
-    cfg.check_runnable()
     return cfg, deviations
 
 
@@ -162,7 +156,7 @@ def run_case(ref: FV3Reference, backend: str, dynamics: str, progress: bool) -> 
         deviations.append(f"g = {gravity} m s-2 in the model (FV3: {GRAVITY})")
     if abs(radius / RADIUS - 1.0) > 1e-9:
         deviations.append(f"radius {radius:.6g} m (FV3: {RADIUS:.6g})")
-    if getattr(cfg, "dynamics", "geometric") == "geometric" and cfg.dddmp > 0:
+    if cfg.dynamics == "geometric" and cfg.dddmp > 0:
         deviations.append(f"del2 divergence damping dddmp = {cfg.dddmp} (the geometric scheme's "
                           "own coefficient; FV3's namelist: dddmp = 0, d2_bg = 0)")  # fmt: skip
     start = ShallowWaterFields.from_output(result.history[0][1])
@@ -180,7 +174,7 @@ def run_case(ref: FV3Reference, backend: str, dynamics: str, progress: bool) -> 
         rows.append({"hours": hours, "ours": ours, "fv3": fv3})
     return {
         "run": ref.name, "resolution": ref.resolution, "run_hours": ref.run_hours,
-        "scheme": getattr(cfg, "dynamics", "geometric"), "backend": backend,
+        "scheme": cfg.dynamics, "backend": backend,
         "config": cfg.to_dict(), "deviations": deviations, "gravity": gravity,
         "steps": result.steps, "dt": result.dt, "step_seconds": result.seconds,
         "wall_seconds": wall, "revision": git_revision(), "radius": radius, "rows": rows,
@@ -190,7 +184,7 @@ def run_case(ref: FV3Reference, backend: str, dynamics: str, progress: bool) -> 
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     payload = json.loads(args.json.read_text()) if args.json.exists() else {}
-    payload.setdefault("runs", {})
+    runs = payload.setdefault("runs", {}).setdefault(args.dynamics, {})
     if not args.render_only:
         root = args.reference if args.reference is not None else reference_root()
         refs = {r.name: r for r in reference_runs(root)}
@@ -198,7 +192,6 @@ def run(args: argparse.Namespace) -> int:
         unknown = sorted(set(wanted) - set(refs))
         if unknown:
             raise BenchmarkError(f"unknown reference run(s) {unknown}; {root} has {sorted(refs)}")
-        dynamics = args.dynamics or default_dynamics()
         payload.update({"benchmark": NAME, "machine": machine_info(), "reference_root": str(root)})
         payload["references"] = {name: {"resolution": r.resolution, "run_hours": r.run_hours,
                                         "printed": printed_rows(r)}
@@ -211,20 +204,25 @@ def run(args: argparse.Namespace) -> int:
                          args.max_resolution)  # fmt: skip
                 continue
             try:
-                payload["runs"][name] = run_case(ref, args.backend, dynamics, not args.no_progress)
+                runs[name] = run_case(ref, args.backend, args.dynamics, not args.no_progress)
             except FV3ConfigError as exc:
                 raise BenchmarkError(f"{name}: {exc}") from exc
             write_json(args.json, payload)  # after every case: a long sweep keeps what it has
         write_json(args.json, payload)
     if not payload.get("references"):
         raise BenchmarkError(f"{args.json} has no reference norms: run without --render-only")
-    plots = {name: plot_case(r, args.markdown.parent / f"validation_{name}.png")
-             for name, r in sorted(payload["runs"].items())}  # fmt: skip
+    plots = {(scheme, name): plot_case(r, args.markdown.parent / plot_name(scheme, name))
+             for scheme, by_name in payload["runs"].items()
+             for name, r in sorted(by_name.items())}  # fmt: skip
     write_markdown(args.markdown, render(payload, plots))
     return 0
 
 
 # -- the page -----------------------------------------------------------------------------------
+
+
+def plot_name(scheme: str, name: str) -> str:
+    return f"validation_{name}.png" if scheme == "fv3" else f"validation_{name}_{scheme}.png"
 
 
 def _e(x: float | None) -> str:
@@ -275,8 +273,10 @@ def _final(rows: list[dict[str, Any]], key: str | None = None) -> dict[str, floa
 def convergence_table(payload: dict[str, Any]) -> list[str]:
     """Orders log2(e_N / e_2N) at the last time of the runs of equal length: FV3's (from the
     printed norms) next to ours (where both resolutions were run)."""
-    refs, runs = payload.get("references", {}), payload.get("runs", {})
-    lines = ["| days | C -> 2C | " + " | ".join(f"{n} FV3 / ours" for n in ERROR_NORMS) + " |",
+    refs, by_scheme = payload.get("references", {}), payload.get("runs", {})
+    schemes = [s for s in SCHEMES if by_scheme.get(s)]
+    head = " / ".join(["FV3", *(f"ours ({s})" for s in schemes)])
+    lines = ["| days | C -> 2C | " + " | ".join(f"{n} {head}" for n in ERROR_NORMS) + " |",
              "|" + "---|" * (2 + len(ERROR_NORMS))]  # fmt: skip
     by_days: dict[float, dict[int, str]] = {}
     for name, r in refs.items():
@@ -287,13 +287,16 @@ def convergence_table(payload: dict[str, Any]) -> list[str]:
             if m != 2 * n:
                 continue
             fv3_a, fv3_b = _final(refs[by_n[n]]["printed"]), _final(refs[by_n[m]]["printed"])
-            ours_a = _final(runs[by_n[n]]["rows"], "ours") if by_n[n] in runs else None
-            ours_b = _final(runs[by_n[m]]["rows"], "ours") if by_n[m] in runs else None
+            finals = []
+            for scheme in schemes:
+                runs = by_scheme[scheme]
+                finals.append([_final(runs[by_n[k]]["rows"], "ours") if by_n[k] in runs else None
+                               for k in (n, m)])  # fmt: skip
             cells = []
             for q in ERROR_NORMS:
-                fv3 = _order(fv3_a and fv3_a[q], fv3_b and fv3_b[q])
-                ours = _order(ours_a and ours_a[q], ours_b and ours_b[q])
-                cells.append(f"{fv3} / {ours}")
+                orders = [_order(fv3_a and fv3_a[q], fv3_b and fv3_b[q])]
+                orders += [_order(a and a[q], b and b[q]) for a, b in finals]
+                cells.append(" / ".join(orders))
             lines.append(f"| {days:g} | C{n} -> C{m} | " + " | ".join(cells) + " |")
     return lines
 
@@ -321,19 +324,26 @@ def reproduction_table(payload: dict[str, Any]) -> list[str]:
     return lines
 
 
-def render(payload: dict[str, Any], plots: dict[str, Path]) -> str:
-    runs = payload.get("runs", {})
-    md = []
-    machine = payload.get("machine", {})
-    md.append(f"Measured on {machine.get('cpu', 'unknown CPU')} ({machine.get('cores', '?')} "
-              f"cores), {machine.get('time', '')}; reference runs from "
-              f"`{payload.get('reference_root', '?')}`.")  # fmt: skip
-    md.append("")
-    if not runs:
-        md.append("No fv3core run yet: `stratoflow bench fv3-validation --runs tc2_C24_d1`.")
+def fewest_digits(r: dict[str, Any]) -> dict[str, int]:
+    """Per norm: the fewest significant digits in which ours and FV3's printed value agree over
+    the run's 6-hour lines after t = 0 (mass_n, round-off in both, is left out)."""
+    names = (*ERROR_NORMS, "energy_n", "enstr_n", "Hmin", "Hmax")
+    rows = [row for row in r["rows"] if row["fv3"] and row["hours"] > 0]
+    return {n: min(agreeing_digits(row["ours"][n], row["fv3"][n]) for row in rows)
+            for n in names} if rows else {}  # fmt: skip
+
+
+SCHEME_TITLES = {"fv3": "FV3's scheme (dynamics fv3)",
+                 "geometric": "fv3core's geometric scheme (dynamics geometric), for comparison"}
+
+
+def scheme_sections(scheme: str, runs: dict[str, Any], plots: dict[tuple[str, str], Path]
+                    ) -> list[str]:  # fmt: skip
+    """The page's section of one scheme: per run its settings, digits, tables and plot."""
+    md: list[str] = []
     for name, r in sorted(runs.items()):
         days = r["run_hours"] / 24.0
-        md.append(f"### {name}: C{r['resolution']}, {days:g} day{'s' if days != 1 else ''}")
+        md.append(f"#### {name}: C{r['resolution']}, {days:g} day{'s' if days != 1 else ''}")
         md.append("")
         md.append(
             f"Scheme **{r['scheme']}**, backend {r['backend']}, revision `{r['revision']}`: "
@@ -344,11 +354,35 @@ def render(payload: dict[str, Any], plots: dict[str, Path]) -> str:
         if r["deviations"]:
             md.append("Deviations from FV3's namelist: " + "; ".join(r["deviations"]) + ".")
         md.append("")
+        digits = fewest_digits(r)
+        if digits:
+            md.append("Fewest significant digits agreeing with FV3's printed norms over the 6-hour "
+                      "lines: " + ", ".join(f"{n} {d}" for n, d in digits.items()) + ".")
+            md.append("")
         md.extend(case_tables(r))
         md.append("")
-        if name in plots:
-            md.append(f"![{name}: FV3's norms (solid) and ours (dashed)]({plots[name].name})")
+        key = (scheme, name)
+        if key in plots:
+            md.append(f"![{name}: FV3's norms (solid) and ours (dashed)]({plots[key].name})")
             md.append("")
+    return md
+
+
+def render(payload: dict[str, Any], plots: dict[tuple[str, str], Path]) -> str:
+    md = []
+    machine = payload.get("machine", {})
+    md.append(f"Measured on {machine.get('cpu', 'unknown CPU')} ({machine.get('cores', '?')} "
+              f"cores), {machine.get('time', '')}; reference runs from "
+              f"`{payload.get('reference_root', '?')}`.")  # fmt: skip
+    md.append("")
+    by_scheme = payload.get("runs", {})
+    if not any(by_scheme.values()):
+        md.append("No fv3core run yet: `stratoflow bench fv3-validation --runs tc2_C24_d1`.")
+    for scheme in SCHEMES:
+        if by_scheme.get(scheme):
+            md.append(f"### {SCHEME_TITLES[scheme]}")
+            md.append("")
+            md.extend(scheme_sections(scheme, by_scheme[scheme], plots))
     md.append("### Convergence: observed orders, FV3 / ours")
     md.append("")
     md.extend(convergence_table(payload))

@@ -34,8 +34,8 @@ MAX_COURANT = 1.0
 #: the shallow-water schemes: fv3core's own "geometric" C-D grid scheme (docs/fv3core, Design)
 #: and FV3's d_sw/c_sw as in the Fortran ("fv3", reads the FV3 namelist keys)
 DYNAMICS = ("geometric", "fv3")
-#: the schemes the driver runs in this build (FV3Config.check_runnable)
-RUNNABLE_DYNAMICS = ("geometric",)
+#: FV3 hord values (hord_mt, hord_vt, hord_dp) of dynamics="fv3"
+FV3_HORD = (8,)
 #: divergence damping orders per scheme (FV3's nord: 0 del2, 1 del4, 2 del6, 3 del8)
 NORD = {"geometric": (0, 1), "fv3": (0, 1, 2, 3)}
 #: the geometric scheme's del2 coefficient when none is given (FV3Config.dddmp)
@@ -139,16 +139,27 @@ class FV3Config:
         for key in ("d4_bg", "fv3_dddmp", "d2_bg"):
             if not (math.isfinite(getattr(self, key)) and getattr(self, key) >= 0.0):
                 raise FV3ConfigError(f"{key}={getattr(self, key)}: use a coefficient >= 0")
+        if self.nz != 1:
+            raise FV3ConfigError(f"nz={self.nz}: the shallow-water configuration has nz = 1")
         if self.dynamics == "geometric":
             self._check_geometric()
-        elif self.dddmp != GEOMETRIC_DDDMP:
+        else:
+            self._check_fv3()
+
+    def _check_fv3(self) -> None:
+        """Refuse keys FV3's scheme would not honour."""
+        for key in ("hord_mt", "hord_vt", "hord_dp"):
+            if getattr(self, key) not in FV3_HORD:
+                raise FV3ConfigError(
+                    f"{key}={getattr(self, key)}: dynamics='fv3' has FV3's hord "
+                    f"{', '.join(map(str, FV3_HORD))} (Lin 2004 monotone PPM); set {key} = 8"
+                )
+        if self.dddmp != GEOMETRIC_DDDMP:
             raise FV3ConfigError(
                 f"dddmp={self.dddmp} is the geometric scheme's del2 coefficient, which "
                 "dynamics='fv3' does not read: set FV3's divergence damping with fv3_dddmp "
                 "(FV3's dddmp, Smagorinsky), d2_bg and d4_bg"
             )
-        if self.nz != 1:
-            raise FV3ConfigError(f"nz={self.nz}: the shallow-water configuration has nz = 1")
 
     def _check_geometric(self) -> None:
         """Refuse FV3-scheme keys that the geometric scheme would not honour."""
@@ -176,15 +187,6 @@ class FV3Config:
     def physical_constants(self) -> Constants:
         """The :class:`~fv3core.constants.Constants` set named by ``constants``."""
         return constants_by_name(self.constants)
-
-    def check_runnable(self) -> None:
-        """Refuse a scheme this build's driver does not run (:data:`RUNNABLE_DYNAMICS`)."""
-        if self.dynamics not in RUNNABLE_DYNAMICS:
-            raise FV3ConfigError(
-                f"dynamics={self.dynamics!r} (FV3's d_sw/c_sw) cannot run in this build: it runs "
-                f"{', '.join(RUNNABLE_DYNAMICS)}; pass --dynamics geometric (the geometric scheme "
-                "refuses FV3 keys it cannot honour, such as nord 2)"
-            )
 
     @property
     def is_dynamics(self) -> bool:

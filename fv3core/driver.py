@@ -13,7 +13,6 @@ import numpy as np
 from fv3core.config import FV3Config
 from fv3core.decomposition import decompose
 from fv3core.model import Experiment, GlobalGrid
-from fv3core.testcases.williamson import A_EARTH
 from stencils.atomic import atomic_output
 from stencils.factory import StencilFactory
 
@@ -52,7 +51,12 @@ class RunResult:
 
 
 def experiment_for(config: FV3Config) -> Experiment:
-    """The experiment of ``config.case``: TC1 transport or a shallow-water case."""
+    """The experiment of ``config.case``: TC1 transport or a shallow-water case, the latter
+    with the geometric scheme or (``dynamics="fv3"``) FV3's."""
+    if config.is_dynamics and config.dynamics == "fv3":
+        from fv3core.fv3_model import FV3ShallowWaterExperiment
+
+        return FV3ShallowWaterExperiment(config)
     if config.is_dynamics:
         from fv3core.shallow_water_model import ShallowWaterExperiment
 
@@ -81,7 +85,7 @@ def run(
 
     experiment = experiment_for(config)
     n = config.resolution
-    decomposition = decompose(n, config.layout, mpi=mpi, radius=A_EARTH,
+    decomposition = decompose(n, config.layout, mpi=mpi, radius=experiment.radius,
                               alpha=experiment.coriolis_alpha)  # fmt: skip
     rate = decomposition.max_over_ranks(experiment.cfl_rate) / experiment.substeps
     steps, dt = config.steps_for(rate)
@@ -89,7 +93,7 @@ def run(
              decomposition.total_ranks, steps, dt, experiment.substeps)  # fmt: skip
     factory = factory if factory is not None else StencilFactory(config.backend)
     model = decomposition.build_serially(lambda: experiment.build(factory, decomposition, dt))
-    area = decomposition.gather({r.rank: r.metric.interior_area for r in decomposition.ranks})
+    geometry = decomposition.gather_fields(model.cell_geometry())
     start = decomposition.gather_fields(model.output_fields())
     history = [(0.0, start)] if history_every_s > 0 and start is not None else []
     next_output = history_every_s
@@ -105,14 +109,10 @@ def run(
                 history.append((step * dt, fields))
             next_output += history_every_s
     end = decomposition.gather_fields(model.output_fields())
-    lon, lat = (
-        decomposition.gather({r.rank: np.rad2deg(r.interior(r.metric.lonlat_agrid[k]))
-                              for r in decomposition.ranks})
-        for k in (0, 1)
-    )  # fmt: skip
     result = RunResult(config, steps, dt, seconds, decomposition.is_root, history=history)
-    if start is None or end is None or lon is None or lat is None or area is None:
+    if start is None or end is None or geometry is None:
         return result
+    lon, lat, area = geometry["lon"], geometry["lat"], geometry["area"]
     analysis = experiment.analyse(start, end, GlobalGrid(lon, lat, area), steps * dt)
     result.fields = analysis.fields
     result.lon, result.lat, result.area = lon, lat, area

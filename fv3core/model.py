@@ -3,7 +3,7 @@ limit, its model, its diagnostics) and the :class:`Model` it builds (state, step
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -14,6 +14,13 @@ from stencils.factory import StencilFactory
 
 #: per rank of this process: output field name -> the rank's interior cells
 RankFields = dict[int, dict[str, np.ndarray]]
+
+
+def metric_geometry(ranks: Iterable[Rank]) -> RankFields:
+    """:meth:`Model.cell_geometry` of models on the ranks' own metric terms."""
+    return {r.rank: {"lon": np.rad2deg(r.interior(r.metric.lonlat_agrid[0])),
+                     "lat": np.rad2deg(r.interior(r.metric.lonlat_agrid[1])),
+                     "area": r.metric.interior_area} for r in ranks}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -43,6 +50,10 @@ class Model(Protocol):
     def output_fields(self) -> RankFields:
         """The fields the experiment analyses, per rank, interior cells only."""
 
+    def cell_geometry(self) -> RankFields:
+        """Per rank: cell-centre ``lon``, ``lat`` (degrees) and ``area`` (m^2) of the grid the
+        model runs on, interior cells only."""
+
     def run_diagnostics(self) -> dict[str, float]:
         """Diagnostics of the run itself (e.g. the acoustic time step, seconds spent in halo
         updates so far)."""
@@ -51,6 +62,8 @@ class Model(Protocol):
 class Experiment(Protocol):
     """A test case: which model it runs, with which time step, and how it is diagnosed."""
 
+    #: sphere radius (m) of the grid's metric terms
+    radius: float
     #: rotation of the Coriolis axis of the grid's metric terms (radians)
     coriolis_alpha: float
     #: model steps per time step of the CFL estimate (acoustic steps per large step)

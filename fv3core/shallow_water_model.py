@@ -12,7 +12,7 @@ from fv3core.decomposition import Decomposition, Rank
 from fv3core.dynamics import DynamicsConfig, RankDynamics, ShallowWaterDynamics
 from fv3core.grid.shallow_water_geometry import agrid_winds_numpy
 from fv3core.grid.spherical import local_east_north
-from fv3core.model import Analysis, GlobalGrid, RankFields
+from fv3core.model import Analysis, GlobalGrid, RankFields, metric_geometry
 from fv3core.testcases.williamson import (
     ShallowWaterCase,
     normalized_errors,
@@ -88,6 +88,9 @@ class ShallowWaterModel:
     def output_fields(self) -> RankFields:
         return {r.rank.rank: rank_fields(r) for r in self.dynamics.ranks}
 
+    def cell_geometry(self) -> RankFields:
+        return metric_geometry(r.rank for r in self.dynamics.ranks)
+
     def run_diagnostics(self) -> dict[str, float]:
         return {"acoustic_dt": self.dynamics.ranks[0].config.dt,
                 "halo_seconds": self.dynamics.halo_seconds}  # fmt: skip
@@ -99,6 +102,7 @@ class ShallowWaterExperiment:
     def __init__(self, config: FV3Config) -> None:
         self.config = config
         self.case = shallow_water_case(config.case, alpha=config.alpha)
+        self.radius = self.case.radius
         self.coriolis_alpha = config.alpha if config.case == "williamson2" else 0.0
         self.substeps = config.n_split
 

@@ -10,7 +10,7 @@ import numpy as np
 from fv3core.advection import Advection, AdvectionConfig
 from fv3core.config import FV3Config
 from fv3core.decomposition import Decomposition, Rank
-from fv3core.model import Analysis, GlobalGrid, RankFields
+from fv3core.model import Analysis, GlobalGrid, RankFields, metric_geometry
 from fv3core.testcases.williamson import A_EARTH, CosineBell, SolidBodyFlow, normalized_errors
 from stencils.factory import StencilFactory
 
@@ -27,6 +27,9 @@ class TransportModel:
     def output_fields(self) -> RankFields:
         return {r.rank.rank: {"h": r.interior()} for r in self.advection.ranks}
 
+    def cell_geometry(self) -> RankFields:
+        return metric_geometry(r.rank for r in self.advection.ranks)
+
     def run_diagnostics(self) -> dict[str, float]:
         return {}
 
@@ -38,6 +41,7 @@ class TransportExperiment:
 
     def __init__(self, config: FV3Config) -> None:
         self.config = config
+        self.radius = A_EARTH
         self.flow = SolidBodyFlow(alpha=config.alpha, radius=A_EARTH)
         self.bell = CosineBell(self.flow)
         self.coriolis_alpha = config.alpha

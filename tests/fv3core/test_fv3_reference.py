@@ -403,22 +403,27 @@ def _payload() -> dict:
            "backend": "numpy", "config": {"n_split": 2}, "deviations": ["nord 2 -> 1"],
            "gravity": 9.80616, "steps": 72, "dt": 1200.0, "step_seconds": 25.0,
            "wall_seconds": 30.0, "revision": "abc", "rows": ours}  # fmt: skip
-    return {"machine": {"cpu": "test"}, "references": refs, "runs": {"tc2_C24_d1": run},
-            "reproduction": {}}  # fmt: skip
+    fv3 = {**run, "scheme": "fv3", "deviations": [],
+           "rows": [{**row, "ours": row["fv3"]} for row in ours]}  # fmt: skip
+    return {"machine": {"cpu": "test"}, "references": refs, "reproduction": {},
+            "runs": {"geometric": {"tc2_C24_d1": run}, "fv3": {"tc2_C24_d1": fv3}}}  # fmt: skip
 
 
 def test_validation_page(tmp_path: Path) -> None:
+    """The page of a synthetic payload: each scheme's section, tables, digits and orders."""
     from benchmarks.fv3_validation import plot_case, render
 
     payload = _payload()
-    png = plot_case(payload["runs"]["tc2_C24_d1"], tmp_path / "case.png")
+    png = plot_case(payload["runs"]["geometric"]["tc2_C24_d1"], tmp_path / "case.png")
     assert png.read_bytes()[:4] == b"\x89PNG"
-    text = render(payload, {"tc2_C24_d1": png})
+    text = render(payload, {("geometric", "tc2_C24_d1"): png})
+    assert text.index("### FV3's scheme") < text.index("### fv3core's geometric scheme")
     assert "Scheme **geometric**" in text and "nord 2 -> 1" in text
-    # h_l2 at 6 h: ours twice FV3's
+    # h_l2 at 6 h: ours twice FV3's (geometric), equal (fv3: every printed digit)
     assert "| 6 | 2.400e-03 / 2.400e-03 (1.00) | 4.800e-03 / 2.400e-03 (2.00) |" in text
+    assert "lines: h_l1 16, h_l2 16," in text and "lines: h_l1 16, h_l2 0," in text
     # FV3's C24 -> C48 orders from its printed norms (ratio 4: order 2); ours not run at C48
-    assert "| 1 | C24 -> C48 | 2.00 / — |" in text
+    assert "| 1 | C24 -> C48 | 2.00 / — / — |" in text
     assert "(case.png)" in text
 
 

@@ -65,8 +65,6 @@ def test_namelist_with_config_and_unrunnable_schemes_are_refused(namelist, runs,
     config.write_text("case: williamson2\n")
     assert main(["fv3", "run", "--namelist", str(namelist), "--config", str(config)]) == 1
     assert f"--namelist {namelist} and --config {config}: give one of them" in caplog.text
-    assert main(["fv3", "run", "--namelist", str(namelist)]) == 1  # dynamics fv3: not yet
-    assert "dynamics='fv3' (FV3's d_sw/c_sw) cannot run in this build" in caplog.text
     namelist.write_text(NAMELIST.replace("npz    = 1", "npz = 30"))
     assert main(["fv3", "run", "--namelist", str(namelist), "--dynamics", "geometric"]) == 1
     assert "fv_core_nml: npz = 30 is not supported by fv3core's shallow-water core" in caplog.text

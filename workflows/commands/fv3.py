@@ -183,7 +183,6 @@ def _run(args: argparse.Namespace) -> int:
     from fv3core.driver import run, write_netcdf
 
     config = _config(args)
-    config.check_runnable()
     factory = stencil_factory(config.backend, args.tuning_db)
     result = run(config, factory=factory, mpi=_under_mpi(), progress=not args.no_progress)
     if not result.is_root:

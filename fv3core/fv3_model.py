@@ -1,0 +1,131 @@
+"""FV3's shallow-water scheme as an experiment of :mod:`fv3core.driver` (``dynamics="fv3"``):
+FV3's grid (:class:`~fv3core.grid.fv3_metric.FV3Cube`), FV3's initial conditions
+(:func:`~fv3core.testcases.fv3_initial.init_case`), FV3's acoustic loop, and FV3's own
+diagnostics (the ``SWNORMS``/``SWINV`` of the reference runs: errors against the state at t = 0,
+A-grid winds by ``c2l_ord4``), with the physical constants of ``config.constants``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from fv3core.config import FV3Config
+from fv3core.decomposition import Decomposition, Rank
+from fv3core.errors import FV3ConfigError
+from fv3core.grid.cubed_to_latlon import c2l_ord4
+from fv3core.grid.fv3_metric import FV3Cube, FV3MetricTerms
+from fv3core.model import Analysis, GlobalGrid, RankFields
+from fv3core.shallow_water_model import wave_speed_over_dx
+from fv3core.testcases.fv3_initial import init_case
+from fv3core.testcases.williamson import shallow_water_case
+from fv3core.validation.norms import ShallowWaterFields, dgrid_vorticity, sw_norms
+from stencils.factory import StencilFactory
+
+#: FV3's ``test_case`` of each fv3core case name (tools/test_cases.F90)
+FV3_TEST_CASES: dict[str, int] = {"williamson2": 2, "williamson5": 5, "williamson6": 6}
+
+
+class FV3ShallowWaterModel:
+    """FV3's shallow-water dynamics on the ranks of this process; one :meth:`step` is one
+    large time step ``dt_atmos`` (``n_split`` acoustic steps)."""
+
+    def __init__(self, core: Any, metrics: Mapping[int, FV3MetricTerms], grav: float) -> None:
+        self.core, self.metrics, self.grav = core, dict(metrics), grav
+
+    def step(self) -> None:
+        self.core.step()
+
+    def output_fields(self) -> RankFields:
+        """Depth ``delp * (1/grav)``, surface height, free-surface height, A-grid east/north
+        winds (FV3's ``c2l_ord4``) and absolute vorticity (D-grid circulation + f0) of each
+        rank's compute cells."""
+        out = {}
+        agrav = 1.0 / self.grav
+        for r, m in self.metrics.items():
+            f = self.core.fields[r]
+            h, nx, ny = m.spec.n_halo, m.spec.nx, m.spec.ny
+            cells = (slice(h, h + nx), slice(h, h + ny))
+            u, v = f.u.data, f.v.data
+            ua, va = c2l_ord4(u, v, m)
+            depth = (f.delp.data * agrav)[cells]
+            surface = (f.phis.data * agrav)[cells]
+            y_faces = (None, slice(h, h + nx), slice(h, h + ny + 1))  # one-tile stack
+            x_faces = (None, slice(h, h + nx + 1), slice(h, h + ny))
+            vort = dgrid_vorticity(u[y_faces], v[x_faces], m.dx[y_faces], m.dy[x_faces],
+                                   m.rarea[(None, *cells)])[0]  # fmt: skip
+            out[r] = {"depth": depth, "surface": surface, "h": depth + surface, "u": ua[cells],
+                      "v": va[cells], "vorticity": vort + m.f0[cells]}  # fmt: skip
+        return out
+
+    def cell_geometry(self) -> RankFields:
+        """FV3's cell centres (``agrid``) and areas of each rank's compute cells."""
+        return {r: {"lon": np.rad2deg(m.interior("agrid")[..., 0]),
+                    "lat": np.rad2deg(m.interior("agrid")[..., 1]),
+                    "area": m.interior("area")} for r, m in self.metrics.items()}  # fmt: skip
+
+    def run_diagnostics(self) -> dict[str, float]:
+        return {"acoustic_dt": self.core.nml.dt_atmos / self.core.nml.n_split}
+
+
+class FV3ShallowWaterExperiment:
+    """A shallow-water test case run with FV3's scheme, grid and initial conditions."""
+
+    def __init__(self, config: FV3Config) -> None:
+        if config.case not in FV3_TEST_CASES:
+            raise FV3ConfigError(
+                f"case={config.case!r} has no FV3 initial condition in fv3core: dynamics='fv3' "
+                f"runs {', '.join(FV3_TEST_CASES)}"
+            )
+        self.config = config
+        self.constants = c = config.physical_constants
+        self.radius = c.radius
+        self.coriolis_alpha = config.alpha
+        self.substeps = config.n_split  # the model's step is FV3's large step dt_atmos
+        self._case = replace(shallow_water_case(config.case, alpha=config.alpha),
+                             radius=c.radius, omega=c.omega, gravity=c.grav)  # fmt: skip
+
+    def cfl_rate(self, rank: Rank) -> float:
+        """The acoustic CFL rate of the initial state (the analytic case on the rank's
+        metric terms), for the automatic time step and the stability check of ``dt``."""
+        return wave_speed_over_dx(rank, self._case)
+
+    def build(self, factory: StencilFactory, decomposition: Decomposition, dt: float
+              ) -> FV3ShallowWaterModel:  # fmt: skip
+        from fv3core.transliteration.dyn_core import ShallowWaterCore, SWNamelist, TileFields
+        from fv3core.transliteration.setup import grid_from_metric
+
+        cfg, c = self.config, self.constants
+        cube = FV3Cube.build(cfg.resolution, radius=c.radius, omega=c.omega, alpha=cfg.alpha)
+        initial = init_case(cube, FV3_TEST_CASES[cfg.case], grav=c.grav)
+        nml = SWNamelist(n_split=cfg.n_split, dt_atmos=dt, nord=cfg.nord, d4_bg=cfg.d4_bg,
+                         d2_bg=cfg.d2_bg, dddmp=cfg.fv3_dddmp, hord_mt=cfg.hord_mt,
+                         hord_vt=cfg.hord_vt, hord_dp=cfg.hord_dp)  # fmt: skip
+        metrics, grids, fields = {}, {}, {}
+        for r in decomposition.ranks:
+            m = metrics[r.rank] = cube.metric_terms(r.spec)
+            g = grids[r.rank] = grid_from_metric(m)
+            f = fields[r.rank] = TileFields.allocate(g)
+            state = initial.for_rank(r.spec)
+            for name in ("delp", "phis", "u", "v"):
+                getattr(f, name).data[...] = getattr(state, name)
+        core = ShallowWaterCore(grids, fields, nml, decomposition.communicator)
+        return FV3ShallowWaterModel(core, metrics, c.grav)
+
+    def analyse(self, start: Mapping[str, np.ndarray], end: Mapping[str, np.ndarray],
+                grid: GlobalGrid, t_end: float) -> Analysis:  # fmt: skip
+        """FV3's SWNORMS/SWINV against the state at t = 0 (under fv3core's diagnostic names:
+        ``l1``/``l2``/``linf`` of the free-surface height, ``wind_*`` of the A-grid wind,
+        ``*_relative_change`` of mass, energy and potential enstrophy, ``h_min``/``h_max``)."""
+        norms = sw_norms(ShallowWaterFields.from_output(end), ShallowWaterFields.from_output(start),
+                         grid.area, gravity=self.constants.grav)  # fmt: skip
+        names = {"h_l1": "l1", "h_l2": "l2", "h_linf": "linf", "v_l1": "wind_l1",
+                 "v_l2": "wind_l2", "v_linf": "wind_linf", "mass_n": "mass_relative_change",
+                 "energy_n": "energy_relative_change", "enstr_n": "enstrophy_relative_change",
+                 "Hmin": "h_min", "Hmax": "h_max"}  # fmt: skip
+        diagnostics = {ours: float(norms[fv3]) for fv3, ours in names.items()}
+        fields = {"h": end["h"], "u": end["u"], "v": end["v"], "vorticity": end["vorticity"],
+                  "h_initial": start["h"], "surface": end["surface"]}  # fmt: skip
+        return Analysis(fields, diagnostics)
