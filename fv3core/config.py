@@ -15,7 +15,6 @@ from typing import Any
 from fv3core.constants import Constants, constants_by_name
 from fv3core.errors import FV3ConfigError
 from fv3core.namelist import (
-    FV3_TEST_CASE_NAMES,
     FV3_TEST_CASES,
     FV3Namelist,
     key_table,
@@ -27,8 +26,10 @@ from fv3core.stencils.ppm import SUPPORTED_HORD
 log = logging.getLogger(__name__)
 
 #: cases this build can run: tracer advection (TC1) and the shallow-water cases
-CASES = ("williamson1", "williamson2", "williamson5", "williamson6")
-DYNAMICS_CASES = ("williamson2", "williamson5", "williamson6")
+CASES = ("williamson1", "williamson2", "williamson5", "williamson6", "galewsky")
+DYNAMICS_CASES = ("williamson2", "williamson5", "williamson6", "galewsky")
+#: shallow-water cases with FV3's initial condition only (test_cases.F90), run by dynamics="fv3"
+FV3_ONLY_CASES = ("galewsky",)
 #: the highest Courant number accepted by the CFL estimate
 MAX_COURANT = 1.0
 #: the shallow-water schemes: fv3core's own "geometric" C-D grid scheme (docs/fv3core, Design)
@@ -163,6 +164,11 @@ class FV3Config:
 
     def _check_geometric(self) -> None:
         """Refuse FV3-scheme keys that the geometric scheme would not honour."""
+        if self.case in FV3_ONLY_CASES:
+            raise FV3ConfigError(
+                f"case={self.case!r} (FV3's barotropically unstable jet, test_cases.F90 case 7) "
+                "has FV3's initial condition only: run it with dynamics='fv3'"
+            )
         if self.d4_bg > MAX_D4_BG:
             raise FV3ConfigError(
                 f"d4_bg={self.d4_bg}: the geometric scheme's del4 divergence damping is stable "
@@ -245,13 +251,6 @@ class FV3Config:
             raise FV3ConfigError(
                 f"overrides of {path}: unknown key(s) {unknown}; allowed keys are {sorted(known)}"
             )
-        if "case" not in overrides and values["case"] not in CASES:
-            runs = ", ".join(f"{n} ({c})" for n, c in FV3_TEST_CASES.items() if c in CASES)
-            raise FV3ConfigError(
-                f"{path}: test_case_nml: test_case = {nml.test_case} is fv3core's "
-                f"{values['case']!r} ({FV3_TEST_CASE_NAMES[nml.test_case]}), which this build "
-                f"cannot run yet; it runs test_case {runs}"
-            )
         if nml.n_split == 0 and "n_split" not in overrides:
             log.info("%s: n_split = 0: FV3's choice for C%d, dt_atmos %d s is n_split = %d",
                      path, nml.resolution, nml.dt_atmos, values["n_split"])  # fmt: skip
@@ -325,8 +324,7 @@ NAMELIST_TO_CONFIG: dict[str, str] = {
     "hord_dp": "hord, hord_dp", "nord": "nord (geometric: 0-1, fv3: 0-3)",
     "dddmp": "fv3_dddmp", "d2_bg": "d2_bg", "d4_bg": "d4_bg", "print_freq": "print_freq",
     "test_case": "case: " + "; ".join(
-        f"{n} {c}" + ("" if c in CASES else " (not in this build)")
-        for n, c in FV3_TEST_CASES.items()),
+        f"{n} {c}" for n, c in FV3_TEST_CASES.items()),
     "alpha": "alpha",
     "dt_atmos": "dt", "days": "days", "hours": "days (/ 24)", "minutes": "days (/ 1440)",
     "seconds": "days (/ 86400)", "npz": "nz",

@@ -7,7 +7,6 @@ A-grid winds by ``c2l_ord4``), with the physical constants of ``config.constants
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -18,14 +17,13 @@ from fv3core.errors import FV3ConfigError
 from fv3core.grid.cubed_to_latlon import c2l_ord4
 from fv3core.grid.fv3_metric import FV3Cube, FV3MetricTerms
 from fv3core.model import Analysis, GlobalGrid, RankFields
-from fv3core.shallow_water_model import wave_speed_over_dx
-from fv3core.testcases.fv3_initial import init_case
-from fv3core.testcases.williamson import shallow_water_case
+from fv3core.testcases.fv3_initial import FV3InitialState, init_case
 from fv3core.validation.norms import ShallowWaterFields, dgrid_vorticity, sw_norms
 from stencils.factory import StencilFactory
 
 #: FV3's ``test_case`` of each fv3core case name (tools/test_cases.F90)
-FV3_TEST_CASES: dict[str, int] = {"williamson2": 2, "williamson5": 5, "williamson6": 6}
+FV3_TEST_CASES: dict[str, int] = {"williamson2": 2, "williamson5": 5, "williamson6": 6,
+                                  "galewsky": 7}  # fmt: skip
 
 
 class FV3ShallowWaterModel:
@@ -84,13 +82,32 @@ class FV3ShallowWaterExperiment:
         self.radius = c.radius
         self.coriolis_alpha = config.alpha
         self.substeps = config.n_split  # the model's step is FV3's large step dt_atmos
-        self._case = replace(shallow_water_case(config.case, alpha=config.alpha),
-                             radius=c.radius, omega=c.omega, gravity=c.grav)  # fmt: skip
+        self._initial: FV3InitialState | None = None
+        self._metrics: dict[int, FV3MetricTerms] = {}
+
+    @property
+    def initial(self) -> FV3InitialState:
+        """FV3's initial state on FV3's grid (built on first use)."""
+        if self._initial is None:
+            cfg, c = self.config, self.constants
+            cube = FV3Cube.build(cfg.resolution, radius=c.radius, omega=c.omega, alpha=cfg.alpha)
+            self._initial = init_case(cube, FV3_TEST_CASES[cfg.case], grav=c.grav)
+        return self._initial
+
+    def metric(self, rank: Rank) -> FV3MetricTerms:
+        if rank.rank not in self._metrics:
+            self._metrics[rank.rank] = self.initial.cube.metric_terms(rank.spec)
+        return self._metrics[rank.rank]
 
     def cfl_rate(self, rank: Rank) -> float:
-        """The acoustic CFL rate of the initial state (the analytic case on the rank's
-        metric terms), for the automatic time step and the stability check of ``dt``."""
-        return wave_speed_over_dx(rank, self._case)
+        """max over the rank's compute cells of ``(|V| + sqrt(g D)) / min(dxa, dya)`` of FV3's
+        initial state (1/s): the acoustic CFL rate, for the automatic time step and the
+        stability check of ``dt``."""
+        m, state = self.metric(rank), self.initial.for_rank(rank.spec)
+        h, nx, ny = rank.spec.n_halo, rank.spec.nx, rank.spec.ny
+        cells = (slice(h, h + nx), slice(h, h + ny))
+        speed = np.hypot(state.ua[cells], state.va[cells]) + np.sqrt(state.delp[cells])
+        return float((speed / np.minimum(m.dxa[cells], m.dya[cells])).max())
 
     def build(self, factory: StencilFactory, decomposition: Decomposition, dt: float
               ) -> FV3ShallowWaterModel:  # fmt: skip
@@ -98,17 +115,15 @@ class FV3ShallowWaterExperiment:
         from fv3core.transliteration.setup import grid_from_metric
 
         cfg, c = self.config, self.constants
-        cube = FV3Cube.build(cfg.resolution, radius=c.radius, omega=c.omega, alpha=cfg.alpha)
-        initial = init_case(cube, FV3_TEST_CASES[cfg.case], grav=c.grav)
         nml = SWNamelist(n_split=cfg.n_split, dt_atmos=dt, nord=cfg.nord, d4_bg=cfg.d4_bg,
                          d2_bg=cfg.d2_bg, dddmp=cfg.fv3_dddmp, hord_mt=cfg.hord_mt,
                          hord_vt=cfg.hord_vt, hord_dp=cfg.hord_dp)  # fmt: skip
         metrics, grids, fields = {}, {}, {}
         for r in decomposition.ranks:
-            m = metrics[r.rank] = cube.metric_terms(r.spec)
+            m = metrics[r.rank] = self.metric(r)
             g = grids[r.rank] = grid_from_metric(m)
             f = fields[r.rank] = TileFields.allocate(g)
-            state = initial.for_rank(r.spec)
+            state = self.initial.for_rank(r.spec)
             for name in ("delp", "phis", "u", "v"):
                 getattr(f, name).data[...] = getattr(state, name)
         core = ShallowWaterCore(grids, fields, nml, decomposition.communicator)

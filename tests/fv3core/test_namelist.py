@@ -329,9 +329,9 @@ def test_read_namelist_names_the_file(tmp_path: Path) -> None:
     assert read_namelist(bad, check_supported=False).npz == 30
 
 
-def test_test_cases_map_to_fv3core_cases_and_galewsky_waits() -> None:
+def test_test_cases_map_to_fv3core_cases() -> None:
     """FV3 test_case 1, 2, 5, 6 are Williamson's; 7 (the barotropically unstable jet,
-    test_cases.F90 case(7)) is fv3core's 'galewsky', not runnable in this build."""
+    test_cases.F90 case(7)) is fv3core's 'galewsky'."""
     for number, case in ((1, "williamson1"), (2, "williamson2"), (5, "williamson5"),
                          (6, "williamson6"), (7, "galewsky")):  # fmt: skip
         assert _nml(_with(test_case=str(number))).case == case
@@ -339,12 +339,16 @@ def test_test_cases_map_to_fv3core_cases_and_galewsky_waits() -> None:
 
 def test_from_namelist_with_a_case_this_build_cannot_run(tmp_path: Path) -> None:
     path = tmp_path / "input.nml"
-    path.write_text(_with(test_case="7"))
-    with pytest.raises(FV3ConfigError, match=r"test_case = 7 is fv3core's 'galewsky' \(barotropic "
-                                             r"instability.*cannot run yet; it runs test_case "
+    path.write_text(_with(test_case="3"))
+    with pytest.raises(FV3ConfigError, match=r"test_case = 3 is not supported .*non-rotating "
+                                             r"potential flow; the FV3 test cases fv3core knows: "
                                              r"1 \(williamson1\), 2"):  # fmt: skip
         FV3Config.from_namelist(path)
+    path.write_text(_with(test_case="7"))
+    assert FV3Config.from_namelist(path).case == "galewsky"
     assert FV3Config.from_namelist(path, case="williamson5").case == "williamson5"
+    with pytest.raises(FV3ConfigError, match=r"case='galewsky' .* run it with dynamics='fv3'"):
+        FV3Config.from_namelist(path, dynamics="geometric", nord=1)
     path.write_text(_with(n_split="0"))
     assert FV3Config.from_namelist(path).n_split == 3  # FV3's own choice
     path.write_text(NAMELIST)
@@ -403,8 +407,10 @@ def test_each_scheme_refuses_the_other_schemes_keys() -> None:
     with pytest.raises(FV3ConfigError, match="nord=2: the geometric scheme"):
         FV3Config(nord=2)
     fv3 = FV3Config(case="williamson2", dynamics="fv3", nord=3, fv3_dddmp=0.2, d2_bg=0.01,
-                    d4_bg=0.2, hord_vt=5)  # fmt: skip
-    assert (fv3.hord_mt, fv3.hord_vt, fv3.hord_dp) == (8, 5, 8)
+                    d4_bg=0.2)  # fmt: skip
+    assert (fv3.hord_mt, fv3.hord_vt, fv3.hord_dp) == (8, 8, 8)
+    with pytest.raises(FV3ConfigError, match="hord_vt=5: dynamics='fv3' has FV3's hord 8"):
+        FV3Config(dynamics="fv3", hord_vt=5)
     with pytest.raises(FV3ConfigError, match="dddmp=0.05 is the geometric scheme's"):
         FV3Config(dynamics="fv3", dddmp=0.05)
     with pytest.raises(FV3ConfigError, match="dynamics='ppm' is unknown"):

@@ -28,12 +28,16 @@ def register(sub: argparse._SubParsersAction) -> None:
         "run",
         help="run a test case and write CF-style netCDF",
         description=(
-            "Run a Williamson et al. (1992) test case: williamson1 (cosine-bell advection by "
-            "solid-body rotation, FV3 fvtp2d), williamson2 (steady geostrophic flow), "
-            "williamson5 (flow over an isolated mountain), williamson6 (Rossby-Haurwitz wave) "
-            "with the FV3 shallow-water dynamics (c_sw/d_sw). Prints the normalised l1/l2/linf "
-            "errors against the analytic solution (TC1, TC2) and the relative change of mass, "
-            "total energy and potential enstrophy (TC2, 5, 6). Examples: "
+            "Run a shallow-water test case: williamson1 (cosine-bell advection by solid-body "
+            "rotation, FV3 fvtp2d), williamson2 (steady geostrophic flow), williamson5 (flow "
+            "over an isolated mountain), williamson6 (Rossby-Haurwitz wave) of Williamson et al. "
+            "(1992), or galewsky (the barotropically unstable jet of FV3's test_case 7, "
+            "--dynamics fv3 only). The dynamics is fv3core's geometric C-D grid scheme or, with "
+            "--dynamics fv3 or --namelist, FV3's own (c_sw/d_sw, FV3's grid, initial conditions "
+            "and constants; equal to GFDL's Fortran FV3 to round-off). Prints the normalised "
+            "l1/l2/linf errors (TC1, TC2: against the analytic solution; fv3: FV3's SWNORMS, "
+            "against t = 0) and the relative change of mass, total energy and potential "
+            "enstrophy. Examples: stratoflow fv3 run --namelist input.nml --output tc2.nc; "
             "stratoflow fv3 run --case williamson1 --resolution 48 --days 12 --alpha 1.5208 "
             "--output tc1.nc; stratoflow fv3 run --case williamson2 --resolution 48 --days 5; "
             "mpiexec -n 6 stratoflow fv3 run --case williamson5 --resolution 48 --days 15"
@@ -49,7 +53,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "name; not with --config",
     )
 
-    run.add_argument("--case", help="test case (default williamson1)")
+    run.add_argument("--case", help="williamson1, williamson2, williamson5, williamson6 or "
+                     "galewsky (default williamson1)")  # fmt: skip
     run.add_argument("--resolution", type=int, help="cubed sphere C<N> (default 48)")
     run.add_argument("--days", type=float, help="simulated days (default 12)")
     run.add_argument("--layout", type=int, help="ranks per tile edge: 6*layout^2 ranks (default 1)")
