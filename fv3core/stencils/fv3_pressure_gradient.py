@@ -1,0 +1,191 @@
+"""The hydrostatic geopotential and pressure gradients of FV3's ``dyn_core.F90`` for the
+shallow-water configuration, in GTScript: :class:`FV3Geopotential` (``geopk``),
+:class:`CGridPressureGradient` (``p_grad_c``), :class:`DGridPressureGradient` (``one_grad_p``).
+
+FV3 built with ``SW_DYNAMICS`` runs them on one layer with ``akap = 1``, ``ptop = 0`` and
+``pt = 1``: ``pk = exp(akap log(ptop + delp))`` at the layer bottom (``pk`` at the top is
+``ptk = ptop ** akap = 0``), the geopotential ``gz`` at the bottom is the surface ``phis``, at the
+top ``gz_bottom + pt (pk_bottom - pk_top)``; the finite-volume pressure gradient of Lin (1997)
+then accelerates the C-grid winds (``p_grad_c``, half step ``dt2``) and, after ``a2b_ord4`` of pk
+and gz to the corners, the D-grid winds (``one_grad_p``, which also divides d_sw's ``u dx``,
+``v dy`` by the edge lengths).  Hydrostatic, ``beta = 0``, no external-mode damping
+(``d_ext = 0``: FV3's ``wk1``, ``wk2`` are 0, the ``0.0 +`` of the update).
+
+``pk`` and ``gz`` are FV3's interface arrays ``pkc(isd:ied, jsd:jed, npz+1)``, ``gz(...,
+npz+1)``: 3-D storages on ``Z_INTERFACE_DIM`` (level 0 the model top, level ``nz`` the surface).
+The stencils are written for ``nz`` layers, as FV3's loops.
+
+``exp`` and ``log``: the NumPy backend evaluates NumPy's (SIMD) ``exp``/``log``, as the
+transliteration does, so it reproduces it bit for bit; the C++ backends call the C library's,
+which differ from NumPy's in the last bit for some arguments (measured in
+``tests/fv3core/test_fv3_pressure_gradient.py``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gt4py.cartesian import gtscript
+from gt4py.cartesian.gtscript import BACKWARD, FORWARD, PARALLEL, computation, exp, interval, log
+
+from fv3core.grid.fv3_storages import FV3GridStorages
+from fv3core.grid.metric import SubdomainSpec
+from fv3core.stencils.a2b_ord4 import AGridToBGrid
+from fv3core.stencils.fv3_divergence_damping import edge_dims
+from stencils.dims import (
+    X_DIM,
+    X_INTERFACE_DIM,
+    Y_DIM,
+    Y_INTERFACE_DIM,
+    Z_DIM,
+    Z_INTERFACE_DIM,
+    face_dims,
+)
+from stencils.directions import DIRECTIONS
+from stencils.factory import GridStencilFactory
+from stencils.launch import Launch
+
+FloatField = gtscript.Field[np.float64]
+FloatFieldIJ = gtscript.Field[gtscript.IJ, np.float64]
+
+#: FV3's shallow-water values (SW_DYNAMICS): kappa, model-top pressure
+AKAP_SW, PTOP_SW = 1.0, 0.0
+
+
+def geopotential(
+    delp: FloatField,
+    pt: FloatField,
+    phis: FloatFieldIJ,
+    pk: FloatField,
+    gz: FloatField,
+    akap: float,
+    ptop: float,
+    ptk: float,
+):
+    """FV3 ``geopk`` (hydrostatic, no ``q_con``): pressure to the kappa ``pk`` on the
+    interfaces, top down from ``ptop`` (``p1d``: the interface pressure, ``log``/``exp`` as FV3),
+    then the geopotential ``gz`` bottom up from the surface ``phis`` (``SW_DYNAMICS``: without
+    ``cp_air``)."""
+    with computation(FORWARD):
+        with interval(0, 1):
+            p1d = ptop
+            pk = ptk  # noqa: F841
+        with interval(1, None):
+            p1d = p1d[0, 0, -1] + delp[0, 0, -1]
+            pk = exp(akap * log(p1d))  # noqa: F841
+    with computation(BACKWARD):
+        with interval(-1, None):
+            gz = phis  # noqa: F841
+        with interval(0, -1):
+            gz = gz[0, 0, 1] + pt * (pk[0, 0, 1] - pk)  # noqa: F841
+
+
+def cgrid_pressure_gradient(wind: FloatField, pk: FloatField, gz: FloatField,
+                            rdc: FloatFieldIJ, dt2: float):  # fmt: skip
+    """FV3 ``p_grad_c`` (hydrostatic) on the C-grid faces crossed along ``DI``, ``DJ`` (``uc``
+    with ``rdxc``, ``vc`` with ``rdyc``): the finite-volume pressure gradient between the cell
+    upstream (-D) and the cell of the face, ``wk = pk(k+1) - pk(k)``."""
+    from __externals__ import DI, DJ
+
+    with computation(PARALLEL), interval(...):
+        wk_sum = (pk[-DI, -DJ, 1] - pk[-DI, -DJ, 0]) + (pk[0, 0, 1] - pk)
+        wind = wind + dt2 * rdc / wk_sum * (  # noqa: F841
+            (gz[-DI, -DJ, 1] - gz) * (pk[0, 0, 1] - pk[-DI, -DJ, 0])
+            + (gz[-DI, -DJ, 0] - gz[0, 0, 1]) * (pk[-DI, -DJ, 1] - pk)
+        )
+
+
+def dgrid_pressure_gradient(wind: FloatField, pk: FloatField, gz: FloatField,
+                            rd: FloatFieldIJ, dt: float):  # fmt: skip
+    """FV3 ``one_grad_p``'s D-grid update on the cell edges along ``DI``, ``DJ`` (``u`` with
+    ``rdx``, ``v`` with ``rdy``): ``wind`` enters as d_sw leaves it (times the edge length),
+    ``pk``/``gz`` on the corners (after ``a2b_ord4``) between the corner and the next along D."""
+    from __externals__ import DI, DJ
+
+    with computation(PARALLEL), interval(...):
+        wk_sum = (pk[0, 0, 1] - pk) + (pk[DI, DJ, 1] - pk[DI, DJ, 0])
+        wind = rd * (0.0 + wind + dt / wk_sum * (  # noqa: F841
+            (gz[0, 0, 1] - gz[DI, DJ, 0]) * (pk[DI, DJ, 1] - pk)
+            + (gz - gz[DI, DJ, 1]) * (pk[0, 0, 1] - pk[DI, DJ, 0])))  # fmt: skip
+
+
+def set_value(q: FloatField, value: float):
+    """``q = value`` (one_grad_p's ``pk(i, j, 1) = top_value``)."""
+    with computation(PARALLEL), interval(...):
+        q = value  # noqa: F841
+
+
+class FV3Geopotential:
+    """Equivalent of FV3 subroutine ``geopk`` (``dyn_core.F90``) for the shallow-water core:
+    ``pk`` and ``gz`` on the interfaces from ``delp`` (``SW_DYNAMICS``: FV3's ``delp`` = g times
+    the depth), ``pt`` (1 in the shallow-water core) and ``phis``, over FV3's ranges
+    ``is-1..ie+1, js-1..je+1`` (``cgrid=True``, FV3's ``CG``: after ``c_sw``, on ``delpc``,
+    ``ptc``) or ``is-2..ie+2, js-2..je+2`` (D grid: after ``d_sw``).  ``akap``, ``ptop``: FV3's
+    kappa and model-top pressure (shallow water: 1 and 0).  One launch."""
+
+    def __init__(self, factory: GridStencilFactory, *, cgrid: bool, akap: float = AKAP_SW,
+                 ptop: float = PTOP_SW) -> None:  # fmt: skip
+        self.akap, self.ptop = float(akap), float(ptop)
+        self.ptk = self.ptop**self.akap
+        halo = 1 if cgrid else 2
+        self._stencil = factory.from_dims(geopotential, (X_DIM, Y_DIM, Z_INTERFACE_DIM), halo)
+
+    def bind(self, delp: Any, pt: Any, phis: Any, pk: Any, gz: Any) -> list[Launch]:
+        """``delp``, ``pt``: cells, ``nz`` layers; ``phis``: cells, 2-D (FV3's ``phis``);
+        ``pk``, ``gz``: cells, ``nz + 1`` interfaces, written over the range."""
+        return [self._stencil.bind(delp=delp, pt=pt, phis=phis, pk=pk, gz=gz, akap=self.akap,
+                                   ptop=self.ptop, ptk=self.ptk)]  # fmt: skip
+
+
+class CGridPressureGradient:
+    """Equivalent of FV3 subroutine ``p_grad_c`` (hydrostatic): ``uc`` on ``is..ie+1, js..je``
+    and ``vc`` on ``is..ie, js..je+1`` accelerated by the pressure gradient of ``pk``/``gz``
+    (cells, interfaces, valid on ``is-1..ie+1, js-1..je+1``: :class:`FV3Geopotential` with
+    ``cgrid=True``) over the half step ``dt2`` (s).  Two launches (x and y, one definition)."""
+
+    def __init__(self, factory: GridStencilFactory, grid: FV3GridStorages, dt2: float) -> None:
+        self.dt2, self._grid = float(dt2), grid
+        self._stencils = {d: factory.from_dims(cgrid_pressure_gradient, face_dims(d),
+                                               externals=d.offsets(), name=f"p_grad_c_{d.name}")
+                          for d in DIRECTIONS}  # fmt: skip
+
+    def bind(self, uc: Any, vc: Any, pk: Any, gz: Any) -> list[Launch]:
+        """``uc`` (x faces), ``vc`` (y faces): ``nz`` layers, updated in place."""
+        g = self._grid
+        winds, rdc = {"x": uc, "y": vc}, {"x": g.rdxc, "y": g.rdyc}
+        return [s.bind(wind=winds[d.name], pk=pk, gz=gz, rdc=rdc[d.name], dt2=self.dt2)
+                for d, s in self._stencils.items()]  # fmt: skip
+
+
+class DGridPressureGradient:
+    """Equivalent of FV3 subroutine ``one_grad_p`` (hydrostatic, ``d_ext = 0``): ``pk`` at the
+    top set to ``ptk`` on the corners ``is..ie+1, js..je+1``, ``pk`` (interfaces 2..npz+1) and
+    ``gz`` (all interfaces) interpolated to those corners in place (``a2b_ord4`` with
+    ``replace``), then the D-grid winds ``u`` (``is..ie, js..je+1``) and ``v`` (``is..ie+1,
+    js..je``) updated by the pressure gradient over ``dt`` (s) and divided by ``dx``, ``dy``
+    (d_sw leaves them times the edge length).  Nine launches."""
+
+    def __init__(self, factory: GridStencilFactory, grid: FV3GridStorages, spec: SubdomainSpec,
+                 dt: float, *, ptk: float = PTOP_SW**AKAP_SW) -> None:  # fmt: skip
+        self.dt, self.ptk, self._grid = float(dt), float(ptk), grid
+        origin, domain = factory.indexing.bounds((X_INTERFACE_DIM, Y_INTERFACE_DIM, Z_DIM))
+        self._top = factory.from_origin_domain(set_value, origin, (domain[0], domain[1], 1),
+                                               name="one_grad_p_top")  # fmt: skip
+        self._a2b_pk = AGridToBGrid(factory, grid, spec, replace=True, z_dim=Z_INTERFACE_DIM,
+                                    k_start=1)  # fmt: skip
+        self._a2b_gz = AGridToBGrid(factory, grid, spec, replace=True, z_dim=Z_INTERFACE_DIM)
+        self._stencils = {d: factory.from_dims(dgrid_pressure_gradient, edge_dims(d),
+                                               externals=d.offsets(), name=f"one_grad_p_{d.name}")
+                          for d in DIRECTIONS}  # fmt: skip
+
+    def bind(self, u: Any, v: Any, pk: Any, gz: Any) -> list[Launch]:
+        """``u`` (u points), ``v`` (v points): ``nz`` layers, updated in place; ``pk``, ``gz``
+        (cells, ``nz + 1`` interfaces, valid on ``is-2..ie+2, js-2..je+2``: :class:`FV3Geopotential`
+        on the D grid) are overwritten on the compute corners with their corner values."""
+        g = self._grid
+        winds, rd = {"x": u, "y": v}, {"x": g.rdx, "y": g.rdy}
+        return [self._top.bind(q=pk, value=self.ptk), *self._a2b_pk.bind(pk),
+                *self._a2b_gz.bind(gz),
+                *(s.bind(wind=winds[d.name], pk=pk, gz=gz, rd=rd[d.name], dt=self.dt)
+                  for d, s in self._stencils.items())]  # fmt: skip
