@@ -31,8 +31,6 @@ from gt4py.cartesian import gtscript
 from gt4py.cartesian.gtscript import (
     __INLINED,
     PARALLEL,
-    I,
-    J,
     computation,
     horizontal,
     interval,
@@ -42,8 +40,9 @@ from gt4py.cartesian.gtscript import (
 from fv3core.grid.fv3_metric import great_circle_dist
 from fv3core.grid.fv3_storages import FV3GridStorages
 from fv3core.grid.metric import SubdomainSpec
+from fv3core.stencils.fv3_regions import line_band, tile_edges
 from stencils.dims import X_INTERFACE_DIM, Y_INTERFACE_DIM, Z_DIM
-from stencils.directions import FAR, Direction, X, Y
+from stencils.directions import Direction, X, Y
 from stencils.factory import GridStencilFactory
 from stencils.launch import Launch
 from stencils.storage import from_numpy, zeros
@@ -224,7 +223,7 @@ def a2b_directional(
                        + extrapolated(qin[0, -1, 0], qin[1, -2, 0], w2)
                        + extrapolated(qin[-1, 0, 0], qin[-2, 1, 0], w3)) * R3  # fmt: skip
             with horizontal(region[i_start, j_end + 1]):
-                qdd = (extrapolated(qin[0, -1, 0], qin[1, -2, 0], w1)  # noqa: F841
+                qdd = (extrapolated(qin[0, -1, 0], qin[1, -2, 0], w1)
                        + extrapolated(qin[-1, -1, 0], qin[-2, -2, 0], w2)
                        + extrapolated(qin, qin[1, 1, 0], w3)) * R3  # fmt: skip
 
@@ -236,11 +235,11 @@ def a2b_combine(qxx: FloatField, qyy: FloatField, qout: FloatField):
     from __externals__ import i_end, i_start, j_end, j_start
 
     with computation(PARALLEL), interval(...):
-        qout = 0.5 * (qxx + qyy)  # noqa: F841
+        qout = 0.5 * (qxx + qyy)
         with horizontal(region[i_start, :], region[i_end + 1, :]):
-            qout = qyy  # noqa: F841
+            qout = qyy
         with horizontal(region[:, j_start], region[:, j_end + 1]):
-            qout = qxx  # noqa: F841
+            qout = qxx
 
 
 #: FV3's three extrapolations at each cube vertex, in its order: the (near, far) A-grid cells
@@ -289,48 +288,6 @@ def corner_extrapolation_weights(
             x2 = float(great_circle_dist(far, p0))
             w[ci, cj] = x1 / (x2 - x1)
     return weights[0], weights[1], weights[2]
-
-
-def edge_line(axis: int, spec: SubdomainSpec, origin: tuple[int, ...], domain: tuple[int, ...],
-              line: int) -> Any:  # fmt: skip
-    """The GTScript ``AxisIndex`` of FV3's corner-index line ``line`` along ``axis`` (1, 2, ...:
-    from the tile's start edge; -1 = npx, -2 = npx - 1, ...: from its end edge) for a launch at
-    ``origin``/``domain``, relative to the domain's first (start edge) or last (end edge) point,
-    so that the externals, and the build, depend only on which tile edges the rank touches and
-    on the launch's halo, not on the resolution or the rank's place along the edge.  Out of
-    reach where the rank does not touch that edge."""
-    a = (I, J)[axis]
-    h, n = spec.n_halo, spec.resolution
-    first = spec.i0 if axis == 0 else spec.j0
-    on_start, on_end = (spec.on_west, spec.on_east) if axis == 0 else (spec.on_south, spec.on_north)
-    if not (on_start if line > 0 else on_end):
-        return a[0] - FAR
-    index = (line if line > 0 else n + 2 + line) - (first + 1) + h
-    if line > 0:
-        return a[0] + (index - origin[axis])
-    return a[-1] + (index - (origin[axis] + domain[axis] - 1))
-
-
-def tile_edges(spec: SubdomainSpec, origin: tuple[int, ...], domain: tuple[int, ...]
-               ) -> dict[str, Any]:  # fmt: skip
-    """``i_start``, ``i_end``, ``j_start``, ``j_end`` as in
-    :func:`fv3core.stencils.fv3_regions.tile_edge_externals` (FV3's lines 1 and npx - 1; the
-    east/north edge line npx is ``i_end + 1``), from :func:`edge_line`."""
-    return {"i_start": edge_line(0, spec, origin, domain, 1),
-            "i_end": edge_line(0, spec, origin, domain, -2),
-            "j_start": edge_line(1, spec, origin, domain, 1),
-            "j_end": edge_line(1, spec, origin, domain, -2)}  # fmt: skip
-
-
-def line_band(d: Direction, spec: SubdomainSpec, origin: tuple[int, ...], domain: tuple[int, ...],
-              line: int, prefix: str) -> dict[str, Any]:  # fmt: skip
-    """Region externals ``{prefix}a..d``: FV3's corner-index line ``line`` (see
-    :func:`edge_line`) across the whole other axis."""
-    at = edge_line(d.axis, spec, origin, domain, line)
-    other = (J, I)[d.axis]
-    along, whole = (at, at + 1), (other[0] - FAR, other[-1] + FAR)
-    bounds = (*along, *whole) if d.axis == 0 else (*whole, *along)
-    return dict(zip((f"{prefix}a", f"{prefix}b", f"{prefix}c", f"{prefix}d"), bounds))
 
 
 def directional_externals(d: Direction, spec: SubdomainSpec, origin: tuple[int, ...],

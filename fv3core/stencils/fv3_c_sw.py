@@ -123,7 +123,7 @@ def divergence_corner(
             div = div - vf_south
         with horizontal(region[i_end + 1, j_end + 1], region[i_start, j_end + 1]):
             div = div + vf
-        divg_d = rarea_c * div  # noqa: F841
+        divg_d = rarea_c * div
 
 
 def cgrid_mass_flux(
@@ -144,7 +144,7 @@ def cgrid_mass_flux(
         far = dt2 * ct * face_length * sin_far[-DI, -DJ]
         near = dt2 * ct * face_length * sin_near
         ct = far if ct > 0.0 else near
-        flux = ct * (delp[-DI, -DJ, 0] if ct > 0.0 else delp)  # noqa: F841
+        flux = ct * (delp[-DI, -DJ, 0] if ct > 0.0 else delp)
 
 
 def cgrid_delp(
@@ -158,8 +158,8 @@ def cgrid_delp(
 ):
     """c_sw: ``delp`` at the half step from the upwind fluxes; ``SW_DYNAMICS``: ``ptc = pt``."""
     with computation(PARALLEL), interval(...):
-        delpc = delp + (fx - fx[1, 0, 0] + fy - fy[0, 1, 0]) * rarea  # noqa: F841
-        ptc = pt  # noqa: F841
+        delpc = delp + (fx - fx[1, 0, 0] + fy - fy[0, 1, 0]) * rarea
+        ptc = pt
 
 
 def cgrid_kinetic_energy(
@@ -218,7 +218,7 @@ def cgrid_vorticity(
             circ = circ + fy_west
         with horizontal(region[i_end + 1, j_start], region[i_end + 1, j_end + 1]):
             circ = circ - fy
-        vort = fC + rarea_c * circ  # noqa: F841
+        vort = fC + rarea_c * circ
 
 
 def cgrid_wind_update(

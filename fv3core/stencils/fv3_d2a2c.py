@@ -332,11 +332,11 @@ def d2a2c_cell_wind(w: FloatField, tmp: FloatField):
     from __externals__ import A2I, A2J, AI, AJ, ia, ib, ic, id, xhi, xlo, yhi, ylo
 
     with computation(PARALLEL), interval(...):
-        tmp = BIG_NUMBER  # noqa: F841
+        tmp = BIG_NUMBER
         with horizontal(region[ia:ib, ic:id]):
-            tmp = lagrange4(w[-AI, -AJ, 0], w, w[AI, AJ, 0], w[A2I, A2J, 0])  # noqa: F841
+            tmp = lagrange4(w[-AI, -AJ, 0], w, w[AI, AJ, 0], w[A2I, A2J, 0])
         with horizontal(region[:xlo, :], region[xhi:, :], region[:, :ylo], region[:, yhi:]):
-            tmp = 0.5 * (w + w[AI, AJ, 0])  # noqa: F841
+            tmp = 0.5 * (w + w[AI, AJ, 0])
 
 
 def d2a2c_agrid_winds(
@@ -349,8 +349,8 @@ def d2a2c_agrid_winds(
 ):
     """d2a2c_vect's contravariant A-grid winds from the cell-centre covariant ones."""
     with computation(PARALLEL), interval(...):
-        ua = contravariant(utmp, vtmp, cosa_s, rsin2)  # noqa: F841
-        va = contravariant(vtmp, utmp, cosa_s, rsin2)  # noqa: F841
+        ua = contravariant(utmp, vtmp, cosa_s, rsin2)
+        va = contravariant(vtmp, utmp, cosa_s, rsin2)
 
 
 def d2a2c_cgrid_wind(

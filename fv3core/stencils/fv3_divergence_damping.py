@@ -42,7 +42,8 @@ from gt4py.cartesian.gtscript import (
 from fv3core.errors import FV3ConfigError
 from fv3core.grid.fv3_storages import FV3GridStorages
 from fv3core.grid.metric import SubdomainSpec
-from fv3core.stencils.a2b_ord4 import AGridToBGrid, tile_edges
+from fv3core.stencils.a2b_ord4 import AGridToBGrid
+from fv3core.stencils.fv3_regions import tile_edges
 from stencils.dims import (
     CORNER_DIMS,
     X_DIM,
@@ -124,7 +125,7 @@ def del2_divergence_damping(
             delpc = delpc + vort
         delpc = rarea_c * delpc
         damp = da_min_c * max(d2_bg, min(0.20, dddmp * abs(delpc * dt)))
-        ke = ke + damp * delpc  # noqa: F841
+        ke = ke + damp * delpc
 
 
 def divergence_gradient(divg_d: FloatField, weight: FloatFieldIJ, gradient: FloatField):
@@ -134,7 +135,7 @@ def divergence_gradient(divg_d: FloatField, weight: FloatFieldIJ, gradient: Floa
     from __externals__ import DI, DJ
 
     with computation(PARALLEL), interval(...):
-        gradient = (divg_d[DI, DJ, 0] - divg_d) * weight  # noqa: F841
+        gradient = (divg_d[DI, DJ, 0] - divg_d) * weight
 
 
 def corner_divergence(uc: FloatField, vc: FloatField, rarea_c: FloatFieldIJ, divg_d: FloatField):
@@ -150,13 +151,13 @@ def corner_divergence(uc: FloatField, vc: FloatField, rarea_c: FloatFieldIJ, div
             d = d - uc_south
         with horizontal(region[i_start, j_end + 1], region[i_end + 1, j_end + 1]):
             d = d + uc
-        divg_d = d * rarea_c  # noqa: F841
+        divg_d = d * rarea_c
 
 
 def copy_field(q: FloatField, out: FloatField):
     """``out = q`` (FV3 keeps the divergence in ``delpc`` before the Laplacians)."""
     with computation(PARALLEL), interval(...):
-        out = q  # noqa: F841
+        out = q
 
 
 def high_order_damping(
@@ -181,7 +182,7 @@ def high_order_damping(
         else:
             smag = 0.0
         damp2 = da_min_c * max(d2_bg, min(0.20, dddmp * smag))
-        ke = ke + (damp2 * delpc + dd8 * divg_d)  # noqa: F841
+        ke = ke + (damp2 * delpc + dd8 * divg_d)
 
 
 def edge_dims(d: Direction) -> Dims:

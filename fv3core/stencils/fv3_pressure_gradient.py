@@ -70,15 +70,15 @@ def geopotential(
     with computation(FORWARD):
         with interval(0, 1):
             p1d = ptop
-            pk = ptk  # noqa: F841
+            pk = ptk
         with interval(1, None):
             p1d = p1d[0, 0, -1] + delp[0, 0, -1]
-            pk = exp(akap * log(p1d))  # noqa: F841
+            pk = exp(akap * log(p1d))
     with computation(BACKWARD):
         with interval(-1, None):
-            gz = phis  # noqa: F841
+            gz = phis
         with interval(0, -1):
-            gz = gz[0, 0, 1] + pt * (pk[0, 0, 1] - pk)  # noqa: F841
+            gz = gz[0, 0, 1] + pt * (pk[0, 0, 1] - pk)
 
 
 def cgrid_pressure_gradient(wind: FloatField, pk: FloatField, gz: FloatField,
@@ -90,7 +90,7 @@ def cgrid_pressure_gradient(wind: FloatField, pk: FloatField, gz: FloatField,
 
     with computation(PARALLEL), interval(...):
         wk_sum = (pk[-DI, -DJ, 1] - pk[-DI, -DJ, 0]) + (pk[0, 0, 1] - pk)
-        wind = wind + dt2 * rdc / wk_sum * (  # noqa: F841
+        wind = wind + dt2 * rdc / wk_sum * (
             (gz[-DI, -DJ, 1] - gz) * (pk[0, 0, 1] - pk[-DI, -DJ, 0])
             + (gz[-DI, -DJ, 0] - gz[0, 0, 1]) * (pk[-DI, -DJ, 1] - pk)
         )
@@ -105,7 +105,7 @@ def dgrid_pressure_gradient(wind: FloatField, pk: FloatField, gz: FloatField,
 
     with computation(PARALLEL), interval(...):
         wk_sum = (pk[0, 0, 1] - pk) + (pk[DI, DJ, 1] - pk[DI, DJ, 0])
-        wind = rd * (0.0 + wind + dt / wk_sum * (  # noqa: F841
+        wind = rd * (0.0 + wind + dt / wk_sum * (
             (gz[0, 0, 1] - gz[DI, DJ, 0]) * (pk[DI, DJ, 1] - pk)
             + (gz - gz[DI, DJ, 1]) * (pk[0, 0, 1] - pk[DI, DJ, 0])))  # fmt: skip
 
@@ -113,7 +113,7 @@ def dgrid_pressure_gradient(wind: FloatField, pk: FloatField, gz: FloatField,
 def set_value(q: FloatField, value: float):
     """``q = value`` (one_grad_p's ``pk(i, j, 1) = top_value``)."""
     with computation(PARALLEL), interval(...):
-        q = value  # noqa: F841
+        q = value
 
 
 class FV3Geopotential:
