@@ -7,13 +7,13 @@ A-grid winds by ``c2l_ord4``), with the physical constants of ``config.constants
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 import numpy as np
 
 from fv3core.config import FV3Config
 from fv3core.decomposition import Decomposition, Rank
 from fv3core.errors import FV3ConfigError
+from fv3core.fv3_dynamics import FV3ShallowWaterDynamics
 from fv3core.grid.cubed_to_latlon import c2l_ord4
 from fv3core.grid.fv3_metric import FV3Cube, FV3MetricTerms
 from fv3core.model import Analysis, GlobalGrid, RankFields
@@ -30,11 +30,12 @@ class FV3ShallowWaterModel:
     """FV3's shallow-water dynamics on the ranks of this process; one :meth:`step` is one
     large time step ``dt_atmos`` (``n_split`` acoustic steps)."""
 
-    def __init__(self, core: Any, metrics: Mapping[int, FV3MetricTerms], grav: float) -> None:
-        self.core, self.metrics, self.grav = core, dict(metrics), grav
+    def __init__(self, dynamics: FV3ShallowWaterDynamics, grav: float) -> None:
+        self.dynamics, self.grav = dynamics, grav
+        self.metrics = {r: d.metric for r, d in dynamics.ranks.items()}
 
     def step(self) -> None:
-        self.core.step()
+        self.dynamics.step()
 
     def output_fields(self) -> RankFields:
         """Depth ``delp * (1/grav)``, surface height, free-surface height, A-grid east/north
@@ -43,13 +44,13 @@ class FV3ShallowWaterModel:
         out = {}
         agrav = 1.0 / self.grav
         for r, m in self.metrics.items():
-            f = self.core.fields[r]
+            f = self.dynamics.ranks[r].arrays()
             h, nx, ny = m.spec.n_halo, m.spec.nx, m.spec.ny
             cells = (slice(h, h + nx), slice(h, h + ny))
-            u, v = f.u.data, f.v.data
+            u, v = f["u"], f["v"]
             ua, va = c2l_ord4(u, v, m)
-            depth = (f.delp.data * agrav)[cells]
-            surface = (f.phis.data * agrav)[cells]
+            depth = (f["delp"] * agrav)[cells]
+            surface = (f["phis"] * agrav)[cells]
             y_faces = (None, slice(h, h + nx), slice(h, h + ny + 1))  # one-tile stack
             x_faces = (None, slice(h, h + nx + 1), slice(h, h + ny))
             vort = dgrid_vorticity(u[y_faces], v[x_faces], m.dx[y_faces], m.dy[x_faces],
@@ -65,7 +66,8 @@ class FV3ShallowWaterModel:
                     "area": m.interior("area")} for r, m in self.metrics.items()}  # fmt: skip
 
     def run_diagnostics(self) -> dict[str, float]:
-        return {"acoustic_dt": self.core.nml.dt_atmos / self.core.nml.n_split}
+        return {"acoustic_dt": self.dynamics.acoustic_dt,
+                "halo_seconds": self.dynamics.halo_seconds}  # fmt: skip
 
 
 class FV3ShallowWaterExperiment:
@@ -111,23 +113,11 @@ class FV3ShallowWaterExperiment:
 
     def build(self, factory: StencilFactory, decomposition: Decomposition, dt: float
               ) -> FV3ShallowWaterModel:  # fmt: skip
-        from fv3core.transliteration.dyn_core import ShallowWaterCore, SWNamelist, TileFields
-        from fv3core.transliteration.setup import grid_from_metric
-
-        cfg, c = self.config, self.constants
-        nml = SWNamelist(n_split=cfg.n_split, dt_atmos=dt, nord=cfg.nord, d4_bg=cfg.d4_bg,
-                         d2_bg=cfg.d2_bg, dddmp=cfg.fv3_dddmp, hord_mt=cfg.hord_mt,
-                         hord_vt=cfg.hord_vt, hord_dp=cfg.hord_dp)  # fmt: skip
-        metrics, grids, fields = {}, {}, {}
-        for r in decomposition.ranks:
-            m = metrics[r.rank] = self.metric(r)
-            g = grids[r.rank] = grid_from_metric(m)
-            f = fields[r.rank] = TileFields.allocate(g)
-            state = self.initial.for_rank(r.spec)
-            for name in ("delp", "phis", "u", "v"):
-                getattr(f, name).data[...] = getattr(state, name)
-        core = ShallowWaterCore(grids, fields, nml, decomposition.communicator)
-        return FV3ShallowWaterModel(core, metrics, c.grav)
+        metrics = {r.rank: self.metric(r) for r in decomposition.ranks}
+        states = {r.rank: self.initial.for_rank(r.spec) for r in decomposition.ranks}
+        dynamics = FV3ShallowWaterDynamics(factory, metrics, states, self.config, dt,
+                                           decomposition.communicator)  # fmt: skip
+        return FV3ShallowWaterModel(dynamics, self.constants.grav)
 
     def analyse(self, start: Mapping[str, np.ndarray], end: Mapping[str, np.ndarray],
                 grid: GlobalGrid, t_end: float) -> Analysis:  # fmt: skip

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from fv3core.grid.fv3_metric import great_circle_dist as fv3_great_circle_dist
 from fv3core.transliteration.farray import FArray, R
 
 R3 = 1.0 / 3.0
@@ -17,10 +18,9 @@ C1, C2 = 2.0 / 3.0, -1.0 / 6.0  # compact 4-point cubic
 
 
 def great_circle_dist(q1: np.ndarray, q2: np.ndarray) -> float:
-    """FV3 ``great_circle_dist``: the angle between two (lon, lat) points (radians)."""
-    beta = np.arcsin(np.sqrt(np.sin((q1[1] - q2[1]) / 2.0) ** 2
-                             + np.cos(q1[1]) * np.cos(q2[1]) * np.sin((q1[0] - q2[0]) / 2.0) ** 2)) * 2.0  # fmt: skip
-    return float(beta)
+    """FV3 ``great_circle_dist``: the angle between two (lon, lat) points (radians), in the C
+    library's arithmetic as the Fortran (:func:`fv3core.grid.fv3_metric.great_circle_dist`)."""
+    return float(fv3_great_circle_dist((q1[0], q1[1]), (q2[0], q2[1])))
 
 
 def extrap_corner(p0: np.ndarray, p1: np.ndarray, p2: np.ndarray, q1: float, q2: float) -> float:

@@ -1,0 +1,178 @@
+"""FV3's shallow-water dynamics in GTScript: one large time step of ``dyn_core.F90``
+(``SW_DYNAMICS``, hydrostatic) for every rank of this process, with FV3's halo updates.
+
+Per acoustic step (``dt = dt_atmos / n_split``), as FV3:
+
+1. ``c_sw`` (:class:`~fv3core.stencils.fv3_c_sw.FV3CGridShallowWater`: ``d2a2c_vect``, the
+   corner divergence for ``nord > 0``, the half-step ``delpc`` and C-grid winds);
+2. ``nord > 0``: corner update of ``divg_d`` (no edge synchronisation);
+3. ``geopk`` on the C grid and ``p_grad_c``
+   (:class:`~fv3core.stencils.fv3_pressure_gradient.FV3Geopotential`,
+   :class:`~fv3core.stencils.fv3_pressure_gradient.CGridPressureGradient`);
+4. C-grid vector update of ``uc``, ``vc``;
+5. ``d_sw`` (:class:`~fv3core.stencils.fv3_d_sw.FV3DGridShallowWater` with
+   :class:`~fv3core.stencils.fv3_divergence_damping.FV3DivergenceDamping`);
+6. scalar update of ``delp``; ``geopk`` on the D grid and ``one_grad_p``
+   (:class:`~fv3core.stencils.fv3_pressure_gradient.DGridPressureGradient`);
+7. D-grid vector update of ``u``, ``v`` (no edge synchronisation), or after the last acoustic
+   step FV3's ``mpp_get_boundary``: the shared boundary points from the neighbour.
+
+The large step starts with the scalar update of ``delp`` and the D-grid update of ``u``, ``v``
+(FV3's ``fv_dynamics``).  Halo updates go through :class:`mapping.cluster.Communicator`
+halo updaters, which reproduce FMS's ``mpp_update_domains`` value for value, so one process
+with all ranks, 6 or 24 ranks and ``mpiexec`` give bitwise the same fields.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from fv3core.config import FV3Config
+from fv3core.grid.fv3_metric import FV3MetricTerms
+from fv3core.grid.fv3_storages import FV3GridStorages
+from fv3core.stencils.fv3_c_sw import FV3CGridShallowWater
+from fv3core.stencils.fv3_d_sw import FV3DGridShallowWater
+from fv3core.stencils.fv3_divergence_damping import FV3DivergenceDamping
+from fv3core.stencils.fv3_pressure_gradient import (
+    CGridPressureGradient,
+    DGridPressureGradient,
+    FV3Geopotential,
+)
+from fv3core.testcases.fv3_initial import FV3RankState
+from mapping.cluster import Communicator, ExchangeGroup, ScalarHalo, VectorHalo
+from stencils.dims import (
+    CELL_DIMS,
+    CORNER_DIMS,
+    X_DIM,
+    Y_DIM,
+    Z_INTERFACE_DIM,
+    GridIndexing,
+    face_dims,
+)
+from stencils.directions import X, Y
+from stencils.factory import StencilFactory
+from stencils.launch import Launch
+from stencils.storage import from_numpy, to_numpy, zeros
+
+#: the prognostic fields of FV3's shallow-water state, with their staggering
+PROGNOSTICS = {"delp": CELL_DIMS, "phis": CELL_DIMS, "u": face_dims(Y), "v": face_dims(X)}
+
+
+class FV3RankDynamics:
+    """One rank's storages (FV3's names and shapes, 3-point halo) and the bound launches of its
+    routines; the halo updates between them are :class:`FV3ShallowWaterDynamics`'."""
+
+    def __init__(self, factory: StencilFactory, metric: FV3MetricTerms, state: FV3RankState,
+                 config: FV3Config, dt: float) -> None:  # fmt: skip
+        """``dt``: the acoustic time step (s), ``dt_atmos / n_split``."""
+        spec = metric.spec
+        self.spec, self.metric = spec, metric
+        indexing = GridIndexing(spec.nx, spec.ny, config.nz, spec.n_halo)
+        grid_factory = factory.on_grid(indexing)
+        backend = factory.backend
+        grid = self.grid = FV3GridStorages(metric, backend)
+
+        def alloc(dims: tuple[str, ...]) -> Any:
+            return zeros(indexing.domain_of(dims), backend)
+
+        def initial(a: np.ndarray, dims: tuple[str, ...]) -> Any:
+            out = to_numpy(alloc(dims))
+            out[: a.shape[0], : a.shape[1], :] = np.asarray(a, dtype=np.float64)[:, :, None]
+            return from_numpy(out, backend)
+
+        self.delp, self.phis = initial(state.delp, CELL_DIMS), initial(state.phis, CELL_DIMS)
+        self.u, self.v = initial(state.u, face_dims(Y)), initial(state.v, face_dims(X))
+        self.pt = initial(np.ones(indexing.domain_of(CELL_DIMS).shape[:2]), CELL_DIMS)
+        self.uc, self.vt = alloc(face_dims(X)), alloc(face_dims(Y))
+        self.vc, self.ut = alloc(face_dims(Y)), alloc(face_dims(X))
+        self.ua, self.va = alloc(CELL_DIMS), alloc(CELL_DIMS)
+        self.delpc, self.ptc = alloc(CELL_DIMS), alloc(CELL_DIMS)
+        self.divg_d = alloc(CORNER_DIMS)
+        self.pk, self.gz = alloc((X_DIM, Y_DIM, Z_INTERFACE_DIM)), alloc((X_DIM, Y_DIM, Z_INTERFACE_DIM))
+        phis_2d = from_numpy(np.ascontiguousarray(to_numpy(self.phis)[:, :, 0]), backend)
+
+        dt2 = 0.5 * dt
+        c_sw = FV3CGridShallowWater(grid_factory, grid, spec, config.nord, dt2)
+        damping = FV3DivergenceDamping(grid_factory, grid, spec, config.nord, config.fv3_dddmp,
+                                       config.d2_bg, config.d4_bg, dt)  # fmt: skip
+        d_sw = FV3DGridShallowWater(grid_factory, grid, spec, dt, config.hord_dp, config.hord_mt,
+                                    config.hord_vt, damping)  # fmt: skip
+        geopk_c = FV3Geopotential(grid_factory, cgrid=True)
+        geopk_d = FV3Geopotential(grid_factory, cgrid=False)
+        #: FV3's sequence, cut where a halo update comes between
+        self.c_grid: list[Launch] = c_sw.bind(
+            self.delp, self.pt, self.u, self.v, self.uc, self.vc, self.ua, self.va, self.ut,
+            self.vt, self.delpc, self.ptc, self.divg_d if config.nord > 0 else None)  # fmt: skip
+        self.c_grid_pressure: list[Launch] = [
+            *geopk_c.bind(self.delpc, self.ptc, phis_2d, self.pk, self.gz),
+            *CGridPressureGradient(grid_factory, grid, dt2).bind(self.uc, self.vc, self.pk, self.gz),
+        ]  # fmt: skip
+        self.d_grid: list[Launch] = d_sw.bind(self.delp, self.u, self.v, self.uc, self.vc,
+                                              self.ua, self.va, self.divg_d)  # fmt: skip
+        self.d_grid_pressure: list[Launch] = [
+            *geopk_d.bind(self.delp, self.pt, phis_2d, self.pk, self.gz),
+            *DGridPressureGradient(grid_factory, grid, spec, dt).bind(self.u, self.v, self.pk,
+                                                                       self.gz),
+        ]  # fmt: skip
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The prognostic fields (:data:`PROGNOSTICS`) as NumPy copies of the first level,
+        FV3's 2-D shapes with the halo."""
+        return {name: to_numpy(getattr(self, name))[:, :, 0] for name in PROGNOSTICS}
+
+
+class FV3ShallowWaterDynamics:
+    """FV3's shallow-water dynamics on the ranks of this process: :meth:`step` is one large
+    time step (``n_split`` acoustic steps of ``dt_atmos / n_split``)."""
+
+    def __init__(self, factory: StencilFactory, metrics: dict[int, FV3MetricTerms],
+                 states: dict[int, FV3RankState], config: FV3Config, dt_atmos: float,
+                 communicator: Communicator) -> None:  # fmt: skip
+        self.n_split, self.dt_atmos = config.n_split, dt_atmos
+        self.acoustic_dt = dt_atmos / config.n_split
+        self.ranks = {r: FV3RankDynamics(factory, m, states[r], config, self.acoustic_dt)
+                      for r, m in sorted(metrics.items())}  # fmt: skip
+        h = next(iter(metrics.values())).spec.n_halo
+
+        def updater(halos: Callable[[FV3RankDynamics], list[Any]]) -> ExchangeGroup:
+            return communicator.halo_updater({r: halos(d) for r, d in self.ranks.items()},
+                                             packing="slicing")  # fmt: skip
+
+        self._delp = updater(lambda d: [ScalarHalo(d.delp, h)])
+        self._d_winds = updater(lambda d: [VectorHalo(d.u, d.v, h, grid="D", sync_edges=False)])
+        self._c_winds = updater(lambda d: [VectorHalo(d.uc, d.vc, h, grid="C", sync_edges=False)])
+        self._divergence = (updater(lambda d: [ScalarHalo(d.divg_d, h, location="corner",
+                                                          sync_edges=False)])
+                            if config.nord > 0 else None)  # fmt: skip
+        self._boundary = updater(lambda d: [VectorHalo(d.u, d.v, h, grid="D", sync_edges=True)])
+        #: seconds spent in halo updates (all steps)
+        self.halo_seconds = 0.0
+
+    def _exchange(self, group: ExchangeGroup) -> None:
+        t0 = time.perf_counter()
+        group.update()
+        self.halo_seconds += time.perf_counter() - t0
+
+    def _run(self, phase: Callable[[FV3RankDynamics], list[Launch]]) -> None:
+        for d in self.ranks.values():
+            for launch in phase(d):
+                launch()
+
+    def step(self) -> None:
+        """One large time step."""
+        self._exchange(self._delp)
+        self._exchange(self._d_winds)
+        for it in range(1, self.n_split + 1):
+            self._run(lambda d: d.c_grid)
+            if self._divergence is not None:
+                self._exchange(self._divergence)
+            self._run(lambda d: d.c_grid_pressure)
+            self._exchange(self._c_winds)
+            self._run(lambda d: d.d_grid)
+            self._exchange(self._delp)
+            self._run(lambda d: d.d_grid_pressure)
+            self._exchange(self._boundary if it == self.n_split else self._d_winds)
