@@ -48,6 +48,28 @@ class RunResult:
     diagnostics: dict[str, float] = field(default_factory=dict)
     #: (model time in s, global output fields) at t = 0 and every ``history_every_s`` (root only)
     history: list[tuple[float, dict[str, np.ndarray]]] = field(default_factory=list)
+    #: (model time in s, diagnostics) at t = 0 and every ``config.print_freq`` (root only)
+    printouts: list[tuple[float, dict[str, float]]] = field(default_factory=list)
+
+
+def printout_steps(print_freq: int, dt: float) -> int:
+    """Steps between FV3's diagnostic printouts: ``print_freq`` hours (> 0), every
+    ``-print_freq`` steps (< 0), none (0)."""
+    if print_freq < 0:
+        return -print_freq
+    return max(1, round(print_freq * 3600.0 / dt)) if print_freq > 0 else 0
+
+
+def log_printout(case: str, seconds: float, diagnostics: dict[str, float]) -> None:
+    """One printout: the error norms and invariants, as FV3's SWNORMS/SWINV lines."""
+    d = diagnostics
+    log.info("%s day=%.6f h l1=%.6e l2=%.6e linf=%.6e wind l1=%.6e l2=%.6e linf=%.6e "
+             "mass_n=%.3e energy_n=%.6e enstr_n=%.6e Hmin=%.6f Hmax=%.6f", case,
+             seconds / 86400.0, d.get("l1", np.nan), d.get("l2", np.nan), d.get("linf", np.nan),
+             d.get("wind_l1", np.nan), d.get("wind_l2", np.nan), d.get("wind_linf", np.nan),
+             d.get("mass_relative_change", np.nan), d.get("energy_relative_change", np.nan),
+             d.get("enstrophy_relative_change", np.nan), d.get("h_min", np.nan),
+             d.get("h_max", np.nan))  # fmt: skip
 
 
 def experiment_for(config: FV3Config) -> Experiment:
@@ -79,8 +101,9 @@ def run(
     ``factory`` builds the stencils (default: a plain ``StencilFactory(config.backend)``; pass
     a :class:`mapping.tuning.TunedStencilFactory` to build stencils with applied tuned
     schedules).  ``history_every_s`` > 0 also gathers the output fields at t = 0 and whenever
-    the model time reaches a multiple of it (:attr:`RunResult.history`).  Global fields and
-    diagnostics arrive on the root rank only."""
+    the model time reaches a multiple of it (:attr:`RunResult.history`); ``config.print_freq``
+    logs the experiment's diagnostics at t = 0 and at FV3's printout times
+    (:attr:`RunResult.printouts`).  Global fields and diagnostics arrive on the root rank only."""
     from tqdm import tqdm
 
     experiment = experiment_for(config)
@@ -96,6 +119,19 @@ def run(
     geometry = decomposition.gather_fields(model.cell_geometry())
     start = decomposition.gather_fields(model.output_fields())
     history = [(0.0, start)] if history_every_s > 0 and start is not None else []
+    printouts: list[tuple[float, dict[str, float]]] = []
+    every = printout_steps(config.print_freq, dt)
+
+    def printout(step: int, fields: dict[str, np.ndarray] | None) -> None:
+        if fields is None or start is None or geometry is None:
+            return
+        grid = GlobalGrid(geometry["lon"], geometry["lat"], geometry["area"])
+        diagnostics = experiment.analyse(start, fields, grid, step * dt).diagnostics
+        printouts.append((step * dt, diagnostics))
+        log_printout(config.case, step * dt, diagnostics)
+
+    if every:
+        printout(0, start)
     next_output = history_every_s
     seconds = 0.0
     for step in tqdm(range(1, steps + 1), desc=f"{config.case} C{n}", unit="step",
@@ -103,13 +139,19 @@ def run(
         t0 = time.perf_counter()
         model.step()
         seconds += time.perf_counter() - t0
-        if history_every_s > 0 and step * dt >= next_output * (1.0 - 1e-12):
+        keep = history_every_s > 0 and step * dt >= next_output * (1.0 - 1e-12)
+        show = bool(every) and step % every == 0
+        if keep or show:  # one collective gather for both
             fields = decomposition.gather_fields(model.output_fields())
-            if fields is not None:
-                history.append((step * dt, fields))
-            next_output += history_every_s
+            if keep:
+                next_output += history_every_s
+                if fields is not None:
+                    history.append((step * dt, fields))
+            if show:
+                printout(step, fields)
     end = decomposition.gather_fields(model.output_fields())
-    result = RunResult(config, steps, dt, seconds, decomposition.is_root, history=history)
+    result = RunResult(config, steps, dt, seconds, decomposition.is_root, history=history,
+                       printouts=printouts)  # fmt: skip
     if start is None or end is None or geometry is None:
         return result
     lon, lat, area = geometry["lon"], geometry["lat"], geometry["area"]

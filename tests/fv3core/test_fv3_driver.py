@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from fv3core.config import FV3Config
-from fv3core.driver import RunResult, run
+from fv3core.driver import RunResult, log_printout, printout_steps, run
 from fv3core.errors import FV3ConfigError
 from fv3core.validation.extract import ReferenceExtract, load_extract
 
@@ -35,7 +35,7 @@ def reference() -> ReferenceExtract:
 
 @pytest.fixture(scope="module")
 def six_hours() -> RunResult:
-    return run(FV3Config.from_namelist(NAMELIST, days=0.25), progress=False)
+    return run(FV3Config.from_namelist(NAMELIST, days=0.25, print_freq=3), progress=False)
 
 
 def test_namelist_is_the_reference_runs_own(reference: ReferenceExtract) -> None:
@@ -96,3 +96,22 @@ def test_fv3_scheme_refuses_what_it_does_not_run() -> None:
         FV3Config.from_namelist(NAMELIST, hord_mt=5)
     with pytest.raises(FV3ConfigError, match="nz=2"):
         FV3Config.from_namelist(NAMELIST, nz=2)
+
+
+def test_print_freq_gives_fv3s_printouts(six_hours: RunResult, caplog) -> None:
+    """print_freq = 3 h over 6 h: printouts at t = 0, 3 h and 6 h, the last equal to the run's
+    final diagnostics; t = 0 has zero errors (FV3's SWNORMS are against the state at t = 0);
+    each is logged as one line."""
+    import logging
+
+    assert [t for t, _ in six_hours.printouts] == [0.0, 10800.0, 21600.0]
+    assert six_hours.printouts[0][1]["l2"] == 0.0
+    last = six_hours.printouts[-1][1]
+    for key in ("l1", "l2", "linf", "wind_l2", "energy_relative_change", "h_min"):
+        assert last[key] == six_hours.diagnostics[key], key
+    with caplog.at_level(logging.INFO, logger="fv3core.driver"):
+        log_printout("williamson2", 10800.0, six_hours.printouts[1][1])
+    (record,) = caplog.records
+    assert record.getMessage().startswith("williamson2 day=0.125000 h l1=")
+    assert (printout_steps(6, 1200.0), printout_steps(-4, 1200.0), printout_steps(0, 1.0)) == (
+        18, 4, 0)  # fmt: skip
