@@ -21,7 +21,8 @@ What ``d_sw`` does, in order (each step is FV3's, over FV3's index ranges):
    FV3 adds ``f0`` after the damping, which reads ``wk`` and does not write it: the same values);
 6. the divergence damping: an object with ``bind(u, v, ua, va, uc, vc, divg_d, ke, wk)`` that
    adds its term to ``ke`` (FV3's ``nord = 0`` and ``nord > 0`` blocks; ``uc``, ``vc`` and
-   ``divg_d`` are its work arrays, as in FV3);
+   ``divg_d`` are its work arrays, as in FV3), e.g.
+   :class:`fv3core.stencils.fv3_divergence_damping.FV3DivergenceDamping`;
 7. ``fv_tp_2d`` of the absolute vorticity (``hord_vt``) and the D-grid wind update
    (:func:`dgrid_wind_update`); ``u``, ``v`` leave multiplied by ``dx``, ``dy``, as FV3 leaves
    them for ``one_grad_p``.
@@ -129,7 +130,7 @@ def contravariant_interior(
             if pc * dt > 0.0:
                 p0 = pc / sin_far[-DI, -DJ]
             else:
-                p0 = pc / sin_near  # noqa: F841
+                p0 = pc / sin_near
 
 
 def contravariant_edges(
@@ -230,7 +231,7 @@ def contravariant_edges(
             cr = af * rdxa[-DI, -DJ]
             af = face_length * af * sin_far[-DI, -DJ]
         else:
-            cr = af * rdxa  # noqa: F841
+            cr = af * rdxa
             af = face_length * af * sin_near
 
 
@@ -282,7 +283,7 @@ def b_grid_wind(
         with horizontal(region[xsa:xsb, xsc:xsd], region[xea:xeb, xec:xed]):
             cr = dt4 * (-pt[-AI2, -AJ2, 0] + 3.0 * (pt[-AI, -AJ, 0] + pt) - pt[AI, AJ, 0])
         with horizontal(region[ysa:ysb, ysc:ysd], region[yea:yeb, yec:yed]):
-            cr = dt5 * (pt[-AI, -AJ, 0] + pt)  # noqa: F841
+            cr = dt5 * (pt[-AI, -AJ, 0] + pt)
 
 
 def kinetic_energy(
@@ -334,7 +335,7 @@ def kinetic_energy(
                         + (ut[0, -1, 0] + vt[-1, 0, 0]) * u)  # fmt: skip
         with horizontal(region[knwa:knwb, knwc:knwd]):
             ke = dt6 * ((ut + ut[0, -1, 0]) * u + (vt + vt[-1, 0, 0]) * v[0, -1, 0]
-                        + (ut[0, -1, 0] - vt) * u[-1, 0, 0])  # noqa: F841
+                        + (ut[0, -1, 0] - vt) * u[-1, 0, 0])
 
 
 # --------------------------------------------------------------------------------------------
@@ -354,7 +355,7 @@ def relative_vorticity(
     cell over its area) and the absolute vorticity ``vort = wk + f0`` it transports."""
     with computation(PARALLEL), interval(...):
         wk = rarea * (u * dx - u[0, 1, 0] * dx[0, 1] - v * dy + v[1, 0, 0] * dy[1, 0])
-        vort = wk + f0  # noqa: F841
+        vort = wk + f0
 
 
 def dgrid_wind_update(wind: FloatField, length: FloatFieldIJ, ke: FloatField,
@@ -469,8 +470,8 @@ class FV3DGridShallowWater:
     # -- stencil builds ------------------------------------------------------------------------
     def _stencil(self, definition: Callable[..., None], dims: Dims, halo: int | tuple[int, int],
                  d: Direction, regions: Callable[[DirectionalEdges], dict[str, Any]]) -> FrozenStencil:  # fmt: skip
-        origin, _ = self._factory.indexing.bounds(dims, halo)
-        edges = DirectionalEdges.of(self._spec, origin, d)
+        origin, domain = self._factory.indexing.bounds(dims, halo)
+        edges = DirectionalEdges.of(self._spec, origin, domain, d)
         return self._factory.from_dims(definition, dims, halo,
                                        externals={**_externals(d), **regions(edges)},
                                        name=f"fv3_d_sw_{definition.__name__}_{d.name}")  # fmt: skip

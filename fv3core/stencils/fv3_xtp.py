@@ -16,8 +16,8 @@ its edge values.  On the tile-edge lines across the direction (``j == 1 .or. j =
 ``xtp_u``, ``i == 1 .or. i == npx`` in ``ytp_v``) the perturbations of the two cells next to the
 edge are zero, as in FV3.  The expressions are FV3's, in FV3's order of operations.
 
-:class:`DirectionalEdges` places FV3's tile-edge index conditions (relative to a stencil's call
-origin) along and across a direction as GTScript region externals; :mod:`fv3core.stencils.fv3_d_sw`
+:class:`DirectionalEdges` places FV3's tile-edge index conditions along and across a direction
+as GTScript region externals (on :func:`fv3core.stencils.fv3_regions.edge_line`); :mod:`fv3core.stencils.fv3_d_sw`
 uses it too.
 """
 
@@ -41,6 +41,7 @@ from gt4py.cartesian.gtscript import (
 
 from fv3core.errors import FV3ConfigError
 from fv3core.grid.metric import SubdomainSpec
+from fv3core.stencils.fv3_regions import edge_line
 from fv3core.stencils.ppm import pert_ppm_standard_constraint, sign
 from stencils.dims import CORNER_DIMS
 from stencils.directions import FAR, Direction
@@ -64,53 +65,54 @@ S15 = 3.0 / 14.0
 #: the ``iord`` values of ``xtp_u``/``ytp_v`` implemented here
 SUPPORTED_IORD = (5, 6, 8)
 
-Span = tuple[int | None, int | None] | None
+Line = Any  # a GTScript AxisIndex
+Span = tuple[Line | None, Line | None] | None
 #: the whole axis (a :data:`Span`); ``None`` is the empty span
 WHOLE: Span = (None, None)
 
 
-def at(ref: int | None, k: int = 0, n: int = 1) -> Span:
+def at(ref: Line | None, k: int = 0, n: int = 1) -> Span:
     """The ``n`` points from ``ref + k`` (a :data:`Span`; empty where ``ref`` is None)."""
     return None if ref is None else (ref + k, ref + k + n)
 
 
-def between(lo: int | None, hi: int | None) -> Span:
+def between(lo: Line | None, hi: Line | None) -> Span:
     """The points ``[lo, hi)``; a None bound is open (the tile edge is not on this rank)."""
     return (lo, hi)
 
 
-def _axis_bounds(axis: Any, span: tuple[int | None, int | None]) -> tuple[Any, Any]:
+def _axis_bounds(axis: Any, span: tuple[Line | None, Line | None]) -> tuple[Any, Any]:
     lo, hi = span
-    return (axis[0] - FAR if lo is None else axis[0] + lo,
-            axis[-1] + FAR if hi is None else axis[0] + hi)  # fmt: skip
+    return (axis[0] - FAR if lo is None else lo, axis[-1] + FAR if hi is None else hi)
 
 
 @dataclass(frozen=True)
 class DirectionalEdges:
-    """FV3's tile-edge indices of one rank along and across ``direction``, as offsets from a
-    stencil's call origin (array index minus origin): ``along_start`` is FV3's index 1 along the
-    direction (``i`` for x, ``j`` for y), ``along_end`` FV3's ``npx - 1`` (the last cell; FV3's
-    ``npx``, the far edge's face or corner, is ``along_end + 1``), ``across_*`` the same across
-    it; None where the rank does not touch that tile edge."""
+    """FV3's tile-edge lines of one rank's launch along and across ``direction``, as GTScript
+    ``AxisIndex`` values (:func:`fv3core.stencils.fv3_regions.edge_line`: relative to the
+    launch domain's first point for the start edge and its last point for the end edge, so a
+    build depends only on the tile edges the rank touches and the launch's halo):
+    ``along_start`` is FV3's index 1 along the direction (``i`` for x, ``j`` for y),
+    ``along_end`` FV3's ``npx - 1`` (the last cell; FV3's ``npx``, the far edge's face or corner,
+    is ``along_end + 1``), ``across_*`` the same across it; None where the rank does not touch
+    that tile edge."""
 
     direction: Direction
-    along_start: int | None
-    along_end: int | None
-    across_start: int | None
-    across_end: int | None
+    along_start: Line | None
+    along_end: Line | None
+    across_start: Line | None
+    across_end: Line | None
 
     @classmethod
-    def of(cls, spec: SubdomainSpec, origin: tuple[int, ...], direction: Direction) -> DirectionalEdges:
-        h, n = spec.n_halo, spec.resolution
+    def of(cls, spec: SubdomainSpec, origin: tuple[int, ...], domain: tuple[int, ...],
+           direction: Direction) -> DirectionalEdges:  # fmt: skip
+        def line(axis: int, fortran: int) -> Line | None:
+            on = ((spec.on_west, spec.on_east), (spec.on_south, spec.on_north))[axis]
+            present = on[0] if fortran > 0 else on[1]
+            return edge_line(axis, spec, origin, domain, fortran) if present else None
 
-        def rel(axis: int, fortran: int, on: bool) -> int | None:
-            start = spec.i0 if axis == 0 else spec.j0
-            return fortran - (start + 1) + h - origin[axis] if on else None
-
-        i = (rel(0, 1, spec.on_west), rel(0, n, spec.on_east))
-        j = (rel(1, 1, spec.on_south), rel(1, n, spec.on_north))
-        along, across = (i, j) if direction.axis == 0 else (j, i)
-        return cls(direction, *along, *across)
+        a, c = direction.axis, 1 - direction.axis
+        return cls(direction, line(a, 1), line(a, -2), line(c, 1), line(c, -2))
 
     def region(self, prefix: str, along: Span = WHOLE, across: Span = WHOLE) -> dict[str, Any]:
         """Externals ``{prefix}a``, ``{prefix}b``, ``{prefix}c``, ``{prefix}d`` of the rectangle
@@ -317,7 +319,7 @@ def xtp_flux_stencil(courant: FloatField, u: FloatField, dx: FloatFieldIJ, rdx: 
                      flux: FloatField):  # fmt: skip
     """``flux`` = :func:`xtp_flux` on the cell corners (FV3 ``xtp_u``/``ytp_v`` on their own)."""
     with computation(PARALLEL), interval(...):
-        flux = xtp_flux(courant, u, dx, rdx)  # noqa: F841
+        flux = xtp_flux(courant, u, dx, rdx)
 
 
 class FV3WindCornerFlux:
@@ -335,8 +337,8 @@ class FV3WindCornerFlux:
         if spec.n_halo != 3:
             raise FV3ConfigError(f"n_halo={spec.n_halo}: FV3's xtp_u/ytp_v need n_halo = 3")
         self.direction = direction
-        origin, _ = factory.indexing.bounds(CORNER_DIMS)
-        edges = DirectionalEdges.of(spec, origin, direction)
+        origin, domain = factory.indexing.bounds(CORNER_DIMS)
+        edges = DirectionalEdges.of(spec, origin, domain, direction)
         self._stencil = factory.from_dims(
             xtp_flux_stencil, CORNER_DIMS, externals=xtp_externals(direction, edges, iord),
             name=f"{'xtp_u' if direction.axis == 0 else 'ytp_v'}",

@@ -9,7 +9,9 @@ branches of the Courant numbers, the PPM limiters and the B-grid winds take both
 everywhere, the cube vertices and tile edges included); all six tiles one rank each at C12, and
 C24 on a 2x2 layout (24 ranks: every combination of tile edges a rank can touch).  The
 divergence damping is the transliteration's own ``nord`` code behind the ``bind`` interface
-(:class:`TransliterationDamping`), the same on both sides; what is compared is d_sw around it.
+(:class:`TransliterationDamping`), the same on both sides, so that d_sw around it is compared
+(with ``ke`` before and after it and ``wk``), and fv3core's GTScript ``FV3DivergenceDamping``
+(the whole d_sw in GTScript against the whole transliterated d_sw).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import pytest
 from fv3core.errors import FV3ConfigError
 from fv3core.grid.fv3_storages import FV3GridStorages
 from fv3core.stencils.fv3_d_sw import FV3DGridShallowWater
+from fv3core.stencils.fv3_divergence_damping import FV3DivergenceDamping
 from fv3core.stencils.transport import FiniteVolumeTransport
 from fv3core.transliteration import sw_core
 from fv3core.transliteration.dyn_core import SWNamelist, geopk, p_grad_c
@@ -260,6 +263,31 @@ def test_d_sw_equals_transliteration_c24_layout_2x2(factory, monkeypatch) -> Non
         dsw, st, adapter = gtscript_d_sw(factory, case, NORD2)
         compare(dsw, st, adapter, reference(case, NORD2, monkeypatch), spec.n_halo, spec.nx,
                 spec.ny)  # fmt: skip
+
+
+@pytest.mark.parametrize("damping", [NORD0, NORD2], ids=["nord0", "nord2"])
+def test_d_sw_with_fv3_divergence_damping_c12(factory, c12_perturbed, damping,
+                                              monkeypatch) -> None:  # fmt: skip
+    """With the GTScript damping (fv3core.stencils.fv3_divergence_damping.FV3DivergenceDamping)
+    the whole d_sw equals the transliteration's d_sw bit for bit on all six tiles at C12
+    (perturbed state)."""
+    for case in c12_perturbed.values():
+        spec = case.metric.spec
+        grid = FV3GridStorages(case.metric, factory.backend)
+        gf = factory.on_grid(GridIndexing(spec.nx, spec.ny, 1, spec.n_halo))
+        fv3_damping = FV3DivergenceDamping(gf, grid, spec, damping.nord, damping.dddmp,
+                                           damping.d2_bg, damping.d4_bg, DT)  # fmt: skip
+        dsw = FV3DGridShallowWater(gf, grid, spec, DT, 8, 8, 8, fv3_damping)
+        st = {n: from_numpy(case.arrays[n][:, :, None].copy(), factory.backend) for n in FIELDS}
+        for launch in dsw.bind(*(st[n] for n in FIELDS)):
+            launch()
+        ref = reference(case, damping, monkeypatch)
+        ref.pop("wk", None)
+        h, xi, yj = spec.n_halo, slice(spec.n_halo, spec.n_halo + spec.nx + 1), slice(
+            spec.n_halo, spec.n_halo + spec.ny + 1)  # fmt: skip
+        np.testing.assert_array_equal(np.asarray(dsw.ke)[xi, yj, 0], ref.pop("ke_after")[xi, yj])
+        ref.pop("ke_before")
+        compare(dsw, st, None, ref, h, spec.nx, spec.ny)
 
 
 def test_levels_are_independent(factory, c12, c12_perturbed, monkeypatch) -> None:
