@@ -69,20 +69,12 @@ TEST_CASES = {
 }
 
 
-@dataclass(frozen=True, eq=False)
-class FV3RankState:
-    """One rank's initial state (arrays as :class:`~fv3core.grid.fv3_metric.FV3MetricTerms`):
-    ``delp``, ``phis`` (cells, m^2/s^2), ``u`` (y-faces), ``v`` (x-faces), ``ua``, ``va`` (cells, m/s;
-    compute domain only, NaN in the halo)."""
+class _Heights:
+    """Depth and surface height of a state with ``delp``, ``phis`` and ``grav``."""
 
-    spec: SubdomainSpec
+    delp: np.ndarray
+    phis: np.ndarray
     grav: float
-    delp: np.ndarray = field(repr=False)
-    phis: np.ndarray = field(repr=False)
-    u: np.ndarray = field(repr=False)
-    v: np.ndarray = field(repr=False)
-    ua: np.ndarray = field(repr=False)
-    va: np.ndarray = field(repr=False)
 
     @property
     def depth(self) -> np.ndarray:
@@ -96,7 +88,23 @@ class FV3RankState:
 
 
 @dataclass(frozen=True, eq=False)
-class FV3InitialState:
+class FV3RankState(_Heights):
+    """One rank's initial state (arrays as :class:`~fv3core.grid.fv3_metric.FV3MetricTerms`):
+    ``delp``, ``phis`` (cells, m^2/s^2), ``u`` (y-faces), ``v`` (x-faces), ``ua``, ``va`` (cells, m/s;
+    compute domain only, NaN in the halo)."""
+
+    spec: SubdomainSpec
+    grav: float
+    delp: np.ndarray = field(repr=False)
+    phis: np.ndarray = field(repr=False)
+    u: np.ndarray = field(repr=False)
+    v: np.ndarray = field(repr=False)
+    ua: np.ndarray = field(repr=False)
+    va: np.ndarray = field(repr=False)
+
+
+@dataclass(frozen=True, eq=False)
+class FV3InitialState(_Heights):
     """FV3's shallow-water initial state on the six tiles: ``(6, ...)`` arrays with halo, indexed as
     :class:`~fv3core.grid.fv3_metric.FV3Cube`'s fields; :meth:`for_rank` cuts one rank out."""
 
@@ -109,16 +117,6 @@ class FV3InitialState:
     v: np.ndarray = field(repr=False)
     ua: np.ndarray = field(repr=False)
     va: np.ndarray = field(repr=False)
-
-    @property
-    def depth(self) -> np.ndarray:
-        """Fluid depth (m) = ``delp * (1/grav)``, FV3's ``ps_ic``."""
-        return self.delp * (1.0 / self.grav)
-
-    @property
-    def zsurf(self) -> np.ndarray:
-        """Surface height (m) = ``(1/grav) * phis``, FV3's ``zsurf``."""
-        return (1.0 / self.grav) * self.phis
 
     def for_rank(self, spec: SubdomainSpec) -> FV3RankState:
         """One rank's part (compute domain and halo)."""

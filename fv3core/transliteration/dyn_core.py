@@ -152,39 +152,52 @@ class ShallowWaterCore:
         self._boundary = updater(lambda f: [VectorHalo(f.u.data, f.v.data, h, grid="D", sync_edges=True)])
 
     def step(self) -> None:
-        nml = self.nml
-        dt = nml.dt_atmos / nml.n_split
-        dt2 = 0.5 * dt
+        """One large time step: ``n_split`` acoustic steps."""
+        self.start()
+        for it in range(1, self.nml.n_split + 1):
+            self.c_grid()
+            self.d_grid(last=it == self.nml.n_split)
+
+    def start(self) -> None:
+        """The halo updates before the acoustic loop: ``delp``, then the D-grid winds."""
         self._scalars.update()
         self._dwinds.update()
-        for it in range(1, nml.n_split + 1):
-            cgrid = {}
-            for r, g in self.grids.items():
-                f = self.fields[r]
-                out = c_sw(f.delp, f.pt, f.u, f.v, nml.nord, dt2, g, f.uc, f.vc, f.ua, f.va, f.ut,
-                           f.vt)  # fmt: skip
-                cgrid[r] = out
-                if out.divg_d is not None:
-                    f.divgd.data[...] = out.divg_d.data
-            if nml.nord > 0:
-                self._divg.update()
-            for r, g in self.grids.items():
-                f, b = self.fields[r], g.bd
-                I, J = R(b.is_ - 1, b.ie + 1), R(b.js - 1, b.je + 1)
-                geopk(cgrid[r].delpc, f.phis, cgrid[r].ptc, f.pkc, f.gz, I, J)
-                p_grad_c(dt2, f.pkc, f.gz, f.uc, f.vc, g)
-            self._cwinds.update()
-            for r, g in self.grids.items():
-                f = self.fields[r]
-                d_sw(f.delp, f.u, f.v, f.uc, f.vc, f.ua, f.va, f.divgd, dt, nml.hord_dp, nml.hord_mt,
-                     nml.hord_vt, nml.nord, nml.dddmp, nml.d2_bg, nml.d4_bg, g)  # fmt: skip
-            self._scalars.update()
-            for r, g in self.grids.items():
-                f, b = self.fields[r], g.bd
-                I, J = R(b.is_ - 2, b.ie + 2), R(b.js - 2, b.je + 2)
-                geopk(f.delp, f.phis, f.pt, f.pkc, f.gz, I, J)
-                one_grad_p(f.u, f.v, f.pkc, f.gz, dt, g)
-            if it == nml.n_split:
-                self._boundary.update()
-            else:
-                self._dwinds.update()
+
+    def c_grid(self) -> None:
+        """c_sw, the ``divg_d`` corner update (nord > 0), geopk and p_grad_c on the C grid, and
+        the C-grid wind update."""
+        nml = self.nml
+        dt2 = 0.5 * nml.dt_atmos / nml.n_split
+        cgrid = {}
+        for r, g in self.grids.items():
+            f = self.fields[r]
+            out = c_sw(f.delp, f.pt, f.u, f.v, nml.nord, dt2, g, f.uc, f.vc, f.ua, f.va, f.ut,
+                       f.vt)  # fmt: skip
+            cgrid[r] = out
+            if out.divg_d is not None:
+                f.divgd.data[...] = out.divg_d.data
+        if nml.nord > 0:
+            self._divg.update()
+        for r, g in self.grids.items():
+            f, b = self.fields[r], g.bd
+            I, J = R(b.is_ - 1, b.ie + 1), R(b.js - 1, b.je + 1)
+            geopk(cgrid[r].delpc, f.phis, cgrid[r].ptc, f.pkc, f.gz, I, J)
+            p_grad_c(dt2, f.pkc, f.gz, f.uc, f.vc, g)
+        self._cwinds.update()
+
+    def d_grid(self, last: bool) -> None:
+        """d_sw, the ``delp`` update, geopk and one_grad_p on the D grid, and the D-grid wind
+        update (``last``: the boundary synchronisation of FV3's mpp_get_boundary instead)."""
+        nml = self.nml
+        dt = nml.dt_atmos / nml.n_split
+        for r, g in self.grids.items():
+            f = self.fields[r]
+            d_sw(f.delp, f.u, f.v, f.uc, f.vc, f.ua, f.va, f.divgd, dt, nml.hord_dp, nml.hord_mt,
+                 nml.hord_vt, nml.nord, nml.dddmp, nml.d2_bg, nml.d4_bg, g)  # fmt: skip
+        self._scalars.update()
+        for r, g in self.grids.items():
+            f, b = self.fields[r], g.bd
+            I, J = R(b.is_ - 2, b.ie + 2), R(b.js - 2, b.je + 2)
+            geopk(f.delp, f.phis, f.pt, f.pkc, f.gz, I, J)
+            one_grad_p(f.u, f.v, f.pkc, f.gz, dt, g)
+        (self._boundary if last else self._dwinds).update()

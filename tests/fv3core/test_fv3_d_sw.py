@@ -28,7 +28,7 @@ from fv3core.stencils.fv3_d_sw import FV3DGridShallowWater
 from fv3core.stencils.fv3_divergence_damping import FV3DivergenceDamping
 from fv3core.stencils.transport import FiniteVolumeTransport
 from fv3core.transliteration import sw_core
-from fv3core.transliteration.dyn_core import SWNamelist, geopk, p_grad_c
+from fv3core.transliteration.dyn_core import SWNamelist
 from fv3core.transliteration.farray import FArray, R
 from fv3core.transliteration.setup import TransliteratedRun
 from fv3core.transliteration.tp_core import fv_tp_2d
@@ -62,22 +62,8 @@ def dsw_inputs(resolution: int, layout: int, alpha: float = 0.0) -> dict[int, Ra
     to ``d_sw``, with FV3's halo updates)."""
     run = TransliteratedRun(resolution, 2, NML, layout=layout, alpha=alpha)
     core = run.core
-    core._scalars.update()
-    core._dwinds.update()
-    dt2 = 0.5 * DT
-    cgrid = {}
-    for r, g in core.grids.items():
-        f = core.fields[r]
-        cgrid[r] = sw_core.c_sw(f.delp, f.pt, f.u, f.v, NML.nord, dt2, g, f.uc, f.vc, f.ua, f.va,
-                                f.ut, f.vt)  # fmt: skip
-        f.divgd.data[...] = cgrid[r].divg_d.data
-    core._divg.update()
-    for r, g in core.grids.items():
-        f, b = core.fields[r], g.bd
-        ir, jr = R(b.is_ - 1, b.ie + 1), R(b.js - 1, b.je + 1)
-        geopk(cgrid[r].delpc, f.phis, cgrid[r].ptc, f.pkc, f.gz, ir, jr)
-        p_grad_c(dt2, f.pkc, f.gz, f.uc, f.vc, g)
-    core._cwinds.update()
+    core.start()
+    core.c_grid()
     out = {}
     for r, g in core.grids.items():
         f = core.fields[r]
