@@ -17,7 +17,6 @@ from fv3core.grid.fv3_metric import FV3Cube, FV3MetricTerms
 from fv3core.grid.fv3_storages import FV3GridStorages
 from fv3core.grid.metric import SubdomainSpec
 from fv3core.testcases.fv3_initial import init_case
-from fv3core.transliteration import a2b_edge
 from fv3core.transliteration.farray import FArray
 from fv3core.transliteration.grid import Grid
 from fv3core.transliteration.setup import grid_from_metric
@@ -136,27 +135,6 @@ def run(launches: list) -> None:
 def numpy_of(storage: Any) -> np.ndarray:
     """The first level of a storage as NumPy."""
     return to_numpy(storage)[:, :, 0]
-
-
-def libm_great_circle_dist(q1: np.ndarray, q2: np.ndarray) -> float:
-    """FV3 ``great_circle_dist`` with the C library's functions
-    (:func:`fv3core.grid.fv3_metric.great_circle_dist`), for the transliteration's
-    ``a2b_ord4`` (which calls NumPy's ``sin``/``cos``/``arcsin``)."""
-    from fv3core.grid.fv3_metric import great_circle_dist
-
-    return float(great_circle_dist((q1[0], q1[1]), (q2[0], q2[1])))
-
-
-class LibmExtrapolation:
-    """Context manager: the transliteration's ``a2b_ord4`` with FV3's great-circle distances
-    in C-library arithmetic (what GFDL's Fortran and :mod:`fv3core.stencils.a2b_ord4` use)."""
-
-    def __enter__(self) -> None:
-        self._saved = a2b_edge.great_circle_dist
-        a2b_edge.great_circle_dist = libm_great_circle_dist
-
-    def __exit__(self, *exc: Any) -> None:
-        a2b_edge.great_circle_dist = self._saved
 
 
 def assert_equal_where_written(ours: np.ndarray, ref: np.ndarray, name: str) -> None:
