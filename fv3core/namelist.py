@@ -165,7 +165,7 @@ class FV3Namelist:
     # --- fv_core_nml: advection ----------------------------------------------------------------
     hord_mt: int = _key(FV, U, _A + "237", "horizontal advection scheme of the momentum "
                         "(kinetic-energy) fluxes: 5/6 unlimited PPM, 8 Lin 2004 monotone, 10 "
-                        "Huynh monotone (tp_core.F90)", 10)  # fmt: skip
+                        "Lin's modification of Huynh's constraint (tp_core.F90)", 10)  # fmt: skip
     hord_vt: int = _key(FV, U, _A + "262", "horizontal advection scheme of absolute vorticity "
                         "(and w)", 10)  # fmt: skip
     hord_tm: int = _key(FV, I, _A + "266", "horizontal advection scheme of potential "

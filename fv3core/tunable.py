@@ -1,9 +1,10 @@
 """fv3core's tunable stencils (the ``stratoflow.tunable`` entry point, :mod:`mapping.tuning.registry`).
 
 Every public module-level GTScript definition of :mod:`fv3core.stencils`; definitions that read
-``iord`` are tuned once per PPM scheme fv3core runs (FV3 ``hord``, ``SUPPORTED_HORD``: 5 the
-unlimited fourth-order PPM, 8 the monotone limiter of Lin 2004), and ``fxadv``
-(``courant_and_area_flux``) once per kind of face wind it takes (``normal_wind``).
+``iord`` are tuned once per PPM scheme fv3core runs (FV3 ``hord``, ``SUPPORTED_HORD``: 5 and 6
+the unlimited fourth-order PPM, 8 the monotone limiter of Lin 2004, 10 Lin's modification of
+Huynh's constraint), and ``fxadv`` (``courant_and_area_flux``) once per kind of face wind it
+takes (``normal_wind``).
 """
 
 from fv3core.stencils.ppm import SUPPORTED_HORD

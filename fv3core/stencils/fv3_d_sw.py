@@ -383,13 +383,12 @@ class FV3DGridShallowWater:
     scheme (Lin & Rood 1997, Lin 2004).
 
     Namelist keys (``fv_core_nml``): ``hord_dp`` (PPM variant of the ``delp`` fluxes,
-    :class:`~fv3core.stencils.transport.FiniteVolumeTransport`: 5 or 8), ``hord_mt`` (of the
-    kinetic-energy winds, ``xtp_u``/``ytp_v``: 5, 6 or 8), ``hord_vt`` (of the vorticity fluxes:
-    5 or 8); ``nord``, ``dddmp``, ``d2_bg``, ``d4_bg`` are the ``damping`` object's
+    :class:`~fv3core.stencils.transport.FiniteVolumeTransport`: 5, 6, 8 or 10), ``hord_mt`` (of
+    the kinetic-energy winds, ``xtp_u``/``ytp_v``: 5, 6, 8 or 10), ``hord_vt`` (of the vorticity
+    fluxes: 5, 6, 8 or 10); ``nord``, ``dddmp``, ``d2_bg``, ``d4_bg`` are the ``damping`` object's
     (:class:`DivergenceDamping`; None: no damping, which equals FV3's ``nord = 0`` with
-    ``dddmp = d2_bg = 0``).  ``hord_dp = hord_vt = 8`` and ``hord_mt`` 5, 6, 8 are FV3's bit for
-    bit (tests/fv3core/test_fv3_d_sw.py, test_fv3_xtp.py); ``FiniteVolumeTransport``'s hord 5 is
-    tested against fv3core's own PPM reference, not against FV3's ``xppm``.
+    ``dddmp = d2_bg = 0``).  Each hord is FV3's bit for bit (the transliteration's ``fv_tp_2d`` and
+    ``xtp_u``/``ytp_v``: tests/fv3core/test_fv3_tp_core.py, test_fv3_xtp.py, test_fv3_d_sw.py).
 
     ``grid``: the rank's :class:`fv3core.grid.fv3_storages.FV3GridStorages`; ``dt``: the acoustic
     time step (FV3's ``dt`` of ``d_sw``, ``bdt / n_split``).  Work arrays and the outputs

@@ -11,8 +11,10 @@ the corner ``i`` lies between ``u(i-1, j)`` and ``u(i, j)``.
 
 ``iord`` (FV3's ``hord_mt``) 8: the monotone PPM of Lin (2004) with FV3's tile-edge values
 (one-sided non-uniform-grid extrapolations through the edge, ``pert_ppm`` on the third cell),
-5 and 6: the unlimited fourth-order profile with FV3's ``smt5``/``smt6`` smoothness switches and
-its edge values.  On the tile-edge lines across the direction (``j == 1 .or. j == npy`` in
+10: the same profile and edge values with Lin's modification of Huynh's constraint in place of
+Lin's limiter (``xtp_u``'s own ``iord == 10`` block, which differs from ``xppm``'s in its
+2-delta-x test), 5 and 6: the unlimited fourth-order profile with FV3's ``smt5``/``smt6``
+smoothness switches and its edge values.  On the tile-edge lines across the direction (``j == 1 .or. j == npy`` in
 ``xtp_u``, ``i == 1 .or. i == npx`` in ``ytp_v``) the perturbations of the two cells next to the
 edge are zero, as in FV3.  The expressions are FV3's, in FV3's order of operations.
 
@@ -61,9 +63,10 @@ C3 = 5.0 / 14.0
 S11 = 11.0 / 14.0
 S14 = 4.0 / 7.0
 S15 = 3.0 / 14.0
+NEAR_ZERO = 1.0e-25
 
 #: the ``iord`` values of ``xtp_u``/``ytp_v`` implemented here
-SUPPORTED_IORD = (5, 6, 8)
+SUPPORTED_IORD = (5, 6, 8, 10)
 
 Line = Any  # a GTScript AxisIndex
 Span = tuple[Line | None, Line | None] | None
@@ -163,6 +166,27 @@ def edge_extrapolation(dxa, dxb, ua, ub):
 
 
 @gtscript.function
+def xtp_huynh_perturbations(um2, um1, u, up1, up2, al, alp1, dmm1, dm, dmp1):
+    """``xtp_u`` ``iord == 10``: ``bl``, ``br`` of the interface values ``al``, ``alp1``, zero
+    at a 2-delta-x structure (``dm`` and its two neighbours vanish), Lin's modification of
+    Huynh's second constraint where the profile is not smooth (``dq`` = forward difference)."""
+    bl = al - u
+    br = alp1 - u
+    if abs(dm) < NEAR_ZERO:
+        if abs(dmm1) + abs(dmp1) < NEAR_ZERO:
+            bl = 0.0
+            br = 0.0
+    elif abs(3.0 * (bl + br)) > abs(bl - br):
+        pmp_1 = -2.0 * (up1 - u)
+        lac_1 = pmp_1 + 1.5 * (up2 - up1)
+        bl = min(max(max(0.0, pmp_1), lac_1), max(bl, min(min(0.0, pmp_1), lac_1)))
+        pmp_2 = 2.0 * (u - um1)
+        lac_2 = pmp_2 - 1.5 * (um1 - um2)
+        br = min(max(max(0.0, pmp_2), lac_2), max(br, min(min(0.0, pmp_2), lac_2)))
+    return bl, br
+
+
+@gtscript.function
 def xtp_flux(courant, u, dx, rdx):
     """FV3 ``xtp_u`` (along ``DI``/``DJ``; ``ytp_v`` along j): the upwind PPM value of ``u`` at
     the face between cells ``-DI`` and 0 for the Courant number ``courant`` (a length: divided by
@@ -219,16 +243,19 @@ def xtp_flux(courant, u, dx, rdx):
     um1 = u[-DI, -DJ, 0]
     up1 = u[DI, DJ, 0]
     up2 = u[DI2, DJ2, 0]
-    if __INLINED(iord == 8):
+    if __INLINED(iord >= 8):
         xt = 0.25 * (up1 - um1)
         dm = sign(min(min(abs(xt), max(max(um1, u), up1) - u), u - min(min(um1, u), up1)), xt)
         dmm1 = dm[-DI, -DJ, 0]
         dmp1 = dm[DI, DJ, 0]
         al = 0.5 * (um1 + u) + R3 * (dmm1 - dm)
         alp1 = al[DI, DJ, 0]
-        xt = 2.0 * dm
-        bl = -sign(min(abs(xt), abs(al - u)), xt)
-        br = sign(min(abs(xt), abs(alp1 - u)), xt)
+        if __INLINED(iord == 10):
+            bl, br = xtp_huynh_perturbations(um2, um1, u, up1, up2, al, alp1, dmm1, dm, dmp1)
+        else:
+            xt = 2.0 * dm
+            bl = -sign(min(abs(xt), abs(al - u)), xt)
+            br = sign(min(abs(xt), abs(alp1 - u)), xt)
         # the start edge: FV3's cells 2, 1, 0 (is == 1)
         with horizontal(region[b2a:b2b, b2c:b2d]):
             br = alp1 - u
@@ -324,7 +351,7 @@ def xtp_flux_stencil(courant: FloatField, u: FloatField, dx: FloatFieldIJ, rdx: 
 
 class FV3WindCornerFlux:
     """Equivalent of FV3 subroutines ``xtp_u`` (``direction`` X: ``u`` along i) and ``ytp_v``
-    (Y: ``v`` along j), ``iord`` = FV3's ``hord_mt`` (5, 6 or 8), for one rank.
+    (Y: ``v`` along j), ``iord`` = FV3's ``hord_mt`` (5, 6, 8 or 10), for one rank.
 
     :meth:`bind` makes one launch computing ``flux`` on the cell corners of the compute domain
     (FV3 ``flux(is:ie+1, js:je+1)``) from ``courant`` (FV3's ``c``: ``ub``/``vb``, m) and the wind

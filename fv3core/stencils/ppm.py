@@ -2,9 +2,12 @@
 
 Written once for both directions (offsets and tile-edge regions come from
 :mod:`fv3core.stencils.directions`).  ``hord`` (FV3 ``iord``) 5: unlimited fourth-order PPM
-with the 2-delta-x smoothness filter (upwind where the sub-grid profile is not smooth);
-``hord`` 8: the monotone limiter of Lin (2004).  At cubed-sphere tile edges the interface
-values use FV3's one-sided, non-uniform-grid (``dxa``-weighted) formulas.
+with the 2-delta-x smoothness filter (upwind where the sub-grid profile is not smooth); 6: the
+same with FV3's stricter ``smt5`` switch (``3 |bl + br| < |bl - br|``; ``bl * br < 0`` on the
+two cells at each tile edge); 8: the monotone limiter of Lin (2004); 10: Lin's modification of
+Huynh's second constraint (FV3's ``iord = 10``).  At cubed-sphere tile edges the interface
+values use FV3's one-sided, non-uniform-grid (``dxa``-weighted) formulas.  FV3's expressions,
+in FV3's order of operations.
 
 References: Colella & Woodward (1984); Lin & Rood (1996); Lin (2004), Mon. Wea. Rev. 132;
 Putman & Lin (2007), J. Comput. Phys. 227.
@@ -28,8 +31,9 @@ S11 = 11.0 / 14.0
 S14 = 4.0 / 7.0
 S15 = 3.0 / 14.0
 R3 = 1.0 / 3.0
+NEAR_ZERO = 1.0e-25
 
-SUPPORTED_HORD = (5, 8)
+SUPPORTED_HORD = (5, 6, 8, 10)
 
 
 @gtscript.function
@@ -137,18 +141,42 @@ def ppm_fourth_order_interface(qm2, qm1, q, qp1, dxa):
 
 
 @gtscript.function
+def huynh_perturbations(qm2, qm1, q, qp1, qp2, al, alp1, dmm1, dm, dmp1):
+    """hord 10: ``bl``, ``br`` of the interface values ``al``, ``alp1`` with Lin's modification
+    of Huynh's second constraint where the profile is not smooth, zero where the three slopes
+    vanish (FV3 ``xppm`` ``iord == 10``; ``dq`` = twice the forward differences)."""
+    bl = al - q
+    br = alp1 - q
+    if abs(dmm1) + abs(dm) + abs(dmp1) < NEAR_ZERO:
+        bl = 0.0
+        br = 0.0
+    elif abs(3.0 * (bl + br)) > abs(bl - br):
+        pmp_2 = 2.0 * (q - qm1)
+        lac_2 = pmp_2 - 0.75 * (2.0 * (qm1 - qm2))
+        br = min(max(max(0.0, pmp_2), lac_2), max(br, min(min(0.0, pmp_2), lac_2)))
+        pmp_1 = -(2.0 * (qp1 - q))
+        lac_1 = pmp_1 + 0.75 * (2.0 * (qp2 - qp1))
+        bl = min(max(max(0.0, pmp_1), lac_1), max(bl, min(min(0.0, pmp_1), lac_1)))
+    return bl, br
+
+
+@gtscript.function
 def ppm_limited_perturbations(qm2, qm1, q, qp1, qp2, dxa):
     """hord >= 8: left/right face values minus the cell mean (``bl``, ``br``) of the monotone
-    PPM profile (Lin 2004), with FV3's tile-edge values and ``pert_ppm`` next to the edges."""
-    from __externals__ import DI, DJ, ea, eb, ec, ed, sa, sb, sc, sd
+    PPM profile (8: Lin 2004, 10: :func:`huynh_perturbations`), with FV3's tile-edge values and
+    ``pert_ppm`` next to the edges."""
+    from __externals__ import DI, DJ, ea, eb, ec, ed, iord, sa, sb, sc, sd
 
     dm = ppm_slope(qm1, q, qp1)
     al = ppm_interface(qm1, q, dm)
     dmm1 = dm[-DI, -DJ, 0]
     dmp1 = dm[DI, DJ, 0]
     alp1 = al[DI, DJ, 0]
-    bl = -sign(min(abs(2.0 * dm), abs(al - q)), 2.0 * dm)
-    br = sign(min(abs(2.0 * dm), abs(alp1 - q)), 2.0 * dm)
+    if __INLINED(iord == 10):
+        bl, br = huynh_perturbations(qm2, qm1, q, qp1, qp2, al, alp1, dmm1, dm, dmp1)
+    else:
+        bl = -sign(min(abs(2.0 * dm), abs(al - q)), 2.0 * dm)
+        br = sign(min(abs(2.0 * dm), abs(alp1 - q)), 2.0 * dm)
     with horizontal(region[sa - DI : sb - DI, sc - DJ : sd - DJ]):
         bl = S14 * dmm1 + S11 * (qm1 - q)
         br = edge_value_right(qm1, q, qp1, qp2, dxa) - q
@@ -181,7 +209,7 @@ def ppm_face_flux(q, courant, dxa):
     cell (between cells i-1 and i along ``DI``/``DJ``) in one step, given the face Courant
     number: FV3 ``xppm``/``yppm`` ``flux``.  Slopes, interface values and the profile are
     variables of the calling stencil (one launch for the whole PPM)."""
-    from __externals__ import DI, DI2, DJ, DJ2, iord
+    from __externals__ import DI, DI2, DJ, DJ2, ea, eb, ec, ed, iord, sa, sb, sc, sd
 
     qm2 = q[-DI2, -DJ2, 0]
     qm1 = q[-DI, -DJ, 0]
@@ -195,6 +223,9 @@ def ppm_face_flux(q, courant, dxa):
             smooth = 1.0 if bl * br < 0.0 else 0.0
         else:
             smooth = 1.0 if 3.0 * abs(bl + br) < abs(bl - br) else 0.0
+            # FV3's "fix edge issues": cells 0, 1 and npx-1, npx
+            with horizontal(region[sa - DI : sb, sc - DJ : sd], region[ea:eb + DI, ec:ed + DJ]):
+                smooth = 1.0 if bl * br < 0.0 else 0.0
     else:
         bl, br = ppm_limited_perturbations(qm2, qm1, q, qp1, qp2, dxa)
         smooth = 1.0

@@ -267,6 +267,9 @@ class FiniteVolumeTransport:
     Four launches (see :meth:`bind`): the y-flux of q (``fy2``, corners filled for y); the
     x-flux of q's y-update (``fx``); corners filled for x, the x-flux of q (``fx2``), and ``fx``
     := the average of the two; the y-flux of q's x-update averaged with ``fy2`` (``fy``).
+
+    ``hord``: FV3's; as in FV3 the sweeps of q itself (``fy2``, ``fx2``) use ``ord_in`` = 8 for
+    hord 10 (``hord`` otherwise) and the sweeps of the updates (``fx``, ``fy``) ``hord``.
     """
 
     #: how many argument sets ``__call__`` keeps bound (a model calls with one or two)
@@ -282,27 +285,30 @@ class FiniteVolumeTransport:
         from stencils.storage import zeros
 
         h, ny = spec.n_halo, spec.ny
+        ord_in, ord_ou = (8 if hord == 10 else hord), hord
         self._grid = grid
         # gt4py's OnTheFlyMerging would recompute the sweeps' temporaries at every offset they
         # are read at (C48: numpy step ~2x slower); without it each is computed once
         skip = ("OnTheFlyMerging",)
         x_faces, y_faces = face_dims(X), face_dims(Y)
         self._yppm = factory.from_dims(
-            ppm_flux_stencil, y_faces, (h, 0), externals=_ppm_externals(Y, spec, hord),
+            ppm_flux_stencil, y_faces, (h, 0), externals=_ppm_externals(Y, spec, ord_in),
             name="yppm", oir_skip=skip,
         )  # fmt: skip
         self._xppm_inner = factory.from_dims(
-            transport_sweep, x_faces, externals=_sweep_externals(X, spec, hord, True, NO_AVERAGE),
+            transport_sweep, x_faces,
+            externals=_sweep_externals(X, spec, ord_ou, True, NO_AVERAGE),
             name="xppm_inner", oir_skip=skip,
         )  # fmt: skip
         self._xppm_mean = factory.from_dims(
             transport_sweep, x_faces, (0, h),
-            externals=_sweep_externals(X, spec, hord, False, AVERAGE_INTO_PARTNER, Y.band(h, ny)),
+            externals=_sweep_externals(X, spec, ord_in, False, AVERAGE_INTO_PARTNER,
+                                       Y.band(h, ny)),
             name="xppm_mean", oir_skip=skip,
         )  # fmt: skip
         self._yppm_inner_mean = factory.from_dims(
             transport_sweep, y_faces,
-            externals=_sweep_externals(Y, spec, hord, True, AVERAGE_INTO_FLUX),
+            externals=_sweep_externals(Y, spec, ord_ou, True, AVERAGE_INTO_FLUX),
             name="yppm_inner_mean", oir_skip=skip,
         )  # fmt: skip
         self._corners_x = CornerCopy(X, spec)

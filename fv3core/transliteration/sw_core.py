@@ -342,13 +342,90 @@ def c_sw(delp: FArray, pt: FArray, u: FArray, v: FArray, nord: int, dt2: float, 
     return CGridState(delpc, ptc, uc, vc, ua, va, ut, vt, divg_d)
 
 
+# xtp_u's iord < 8 and iord == 10 constants (sw_core.F90)
+P1, P2 = 7.0 / 12.0, -1.0 / 12.0
+NEAR_ZERO = 1.0e-25
+#: the ``iord`` values of ``xtp_u``/``ytp_v`` transliterated here
+XTP_IORD = (5, 6, 8, 10)
+
+
+def _xtp_unlimited(c: FArray, u: FArray, dx: FArray, rdx: FArray, is_: int, ie: int, jr: R,
+                   npx: int, edge_rows: np.ndarray, iord: int) -> FArray:  # fmt: skip
+    """FV3 ``xtp_u``'s ``iord < 8`` branch for ``iord`` 5, 6 (see :func:`_xtp`): the
+    fourth-order profile with FV3's edge values and the ``smt5`` switch (5: ``bl * br < 0``;
+    6: ``3 |b0| < |bl - br|``, ``bl * br < 0`` on the two cells at each tile edge)."""
+    is3, ie3 = max(3, is_ - 1), min(npx - 3, ie + 1)
+    al = _full((is_ - 1, jr.lo), (ie + 2, jr.hi))
+    A = R(is3, ie3 + 1)
+    al[A, jr] = P1 * (u[A - 1, jr] + u[A, jr]) + P2 * (u[A - 2, jr] + u[A + 1, jr])
+    bl = _full((is_ - 1, jr.lo), (ie + 1, jr.hi))
+    br = _full((is_ - 1, jr.lo), (ie + 1, jr.hi))
+    B = R(is3, ie3)
+    bl[B, jr] = al[B, jr] - u[B, jr]
+    br[B, jr] = al[B + 1, jr] - u[B, jr]
+
+    def u_(i: int) -> np.ndarray:
+        return u[i, jr]
+
+    def dx_(i: int) -> np.ndarray:
+        return dx[i, jr]
+
+    if is_ == 1:
+        xt = C3 * u_(1) + C2 * u_(2) + C1 * u_(3)
+        br[1, jr] = xt - u_(1)
+        bl[2, jr] = xt - u_(2)
+        br[2, jr] = al[3, jr] - u_(2)
+        xt = 0.5 * (((2.0 * dx_(0) + dx_(-1)) * (u_(0)) - dx_(0) * u_(-1)) / (dx_(0) + dx_(-1))
+                    + ((2.0 * dx_(1) + dx_(2)) * (u_(1)) - dx_(1) * u_(2)) / (dx_(1) + dx_(2)))  # fmt: skip
+        bl[0, jr] = np.where(edge_rows, 0.0, C1 * u_(-2) + C2 * u_(-1) + C3 * u_(0) - u_(0))
+        br[0, jr] = np.where(edge_rows, 0.0, xt - u_(0))
+        bl[1, jr] = np.where(edge_rows, 0.0, xt - u_(1))
+        br[1, jr] = np.where(edge_rows, 0.0, br[1, jr])
+    if ie + 1 == npx:
+        n = npx
+        bl[n - 2, jr] = al[n - 2, jr] - u_(n - 2)
+        xt = C1 * u_(n - 3) + C2 * u_(n - 2) + C3 * u_(n - 1)
+        br[n - 2, jr] = xt - u_(n - 2)
+        bl[n - 1, jr] = xt - u_(n - 1)
+        xt = 0.5 * (((2.0 * dx_(n - 1) + dx_(n - 2)) * u_(n - 1) - dx_(n - 1) * u_(n - 2))
+                    / (dx_(n - 1) + dx_(n - 2))
+                    + ((2.0 * dx_(n) + dx_(n + 1)) * u_(n) - dx_(n) * u_(n + 1))
+                    / (dx_(n) + dx_(n + 1)))  # fmt: skip
+        bl[n - 1, jr] = np.where(edge_rows, 0.0, bl[n - 1, jr])
+        br[n - 1, jr] = np.where(edge_rows, 0.0, xt - u_(n - 1))
+        bl[n, jr] = np.where(edge_rows, 0.0, xt - u_(n))
+        br[n, jr] = np.where(edge_rows, 0.0, C3 * u_(n) + C2 * u_(n + 1) + C1 * u_(n + 2) - u_(n))
+    b0 = FArray(bl.data + br.data, bl.lo)
+    if iord == 5:
+        smt5 = FArray(bl.data * br.data < 0.0, bl.lo)
+    else:
+        smt5 = FArray(3.0 * np.abs(b0.data) < np.abs(bl.data - br.data), bl.lo)
+        edge_cells = ((0, 1) if is_ == 1 else ()) + ((npx - 1, npx) if ie + 1 == npx else ())
+        for i in edge_cells:  # FV3's "fix edge issues"
+            smt5[i, jr] = bl[i, jr] * br[i, jr] < 0.0
+    flux = _full((is_, jr.lo), (ie + 1, jr.hi))
+    F = R(is_, ie + 1)
+    cc = c[F, jr]
+    cfl_p = cc * rdx[F - 1, jr]
+    cfl_n = cc * rdx[F, jr]
+    fx0 = np.where(cc > 0.0, (1.0 - cfl_p) * (br[F - 1, jr] - cfl_p * b0[F - 1, jr]),
+                   (1.0 + cfl_n) * (bl[F, jr] + cfl_n * b0[F, jr]))  # fmt: skip
+    upwind = np.where(cc > 0.0, u[F - 1, jr], u[F, jr])
+    flux[F, jr] = np.where(smt5[F - 1, jr] | smt5[F, jr], upwind + fx0, upwind)
+    return flux
+
+
 def _xtp(c: FArray, u: FArray, dx: FArray, rdx: FArray, is_: int, ie: int, jr: R, npx: int,
          edge_rows: np.ndarray, iord: int) -> FArray:  # fmt: skip
-    """FV3 ``xtp_u`` (``iord = 8``): the face values ``flux(is:ie+1, jr)`` of u along i,
-    upwind by the Courant number ``c``; ``edge_rows``: per j of ``jr``, whether it is a tile
-    edge row (``j == 1 .or. j == npy`` of the Fortran), where the edge perturbations are 0."""
-    if iord != 8:
-        raise NotImplementedError(f"xtp_u iord={iord}: the transliteration has iord 8")
+    """FV3 ``xtp_u``: the face values ``flux(is:ie+1, jr)`` of u along i, upwind by the
+    Courant number ``c``; ``edge_rows``: per j of ``jr``, whether it is a tile edge row
+    (``j == 1 .or. j == npy`` of the Fortran), where the edge perturbations are 0.  ``iord``
+    5, 6: :func:`_xtp_unlimited`; 8: Lin (2004) monotone; 10: Lin's modification of Huynh's
+    constraint (``xtp_u``'s own 2-delta-x test), with 8's tile-edge values."""
+    if iord not in XTP_IORD:
+        raise NotImplementedError(f"xtp_u iord={iord}: the transliteration has iord {XTP_IORD}")
+    if iord < 8:
+        return _xtp_unlimited(c, u, dx, rdx, is_, ie, jr, npx, edge_rows, iord)
     is3, ie3 = max(3, is_ - 1), min(npx - 3, ie + 1)
     dm = _full((is_ - 2, jr.lo), (ie + 2, jr.hi))
     I = R(is_ - 2, ie + 2)
@@ -365,9 +442,25 @@ def _xtp(c: FArray, u: FArray, dx: FArray, rdx: FArray, is_: int, ie: int, jr: R
     bl = _full((is_ - 1, jr.lo), (ie + 1, jr.hi))
     br = _full((is_ - 1, jr.lo), (ie + 1, jr.hi))
     B = R(is3, ie3)
-    xt = 2.0 * dm[B, jr]
-    bl[B, jr] = -sign(np.minimum(np.abs(xt), np.abs(al[B, jr] - u[B, jr])), xt)
-    br[B, jr] = sign(np.minimum(np.abs(xt), np.abs(al[B + 1, jr] - u[B, jr])), xt)
+    if iord == 8:
+        xt = 2.0 * dm[B, jr]
+        bl[B, jr] = -sign(np.minimum(np.abs(xt), np.abs(al[B, jr] - u[B, jr])), xt)
+        br[B, jr] = sign(np.minimum(np.abs(xt), np.abs(al[B + 1, jr] - u[B, jr])), xt)
+    else:
+        l_ = al[B, jr] - u[B, jr]
+        r_ = al[B + 1, jr] - u[B, jr]
+        flat = (np.abs(dm[B, jr]) < NEAR_ZERO) & (np.abs(dm[B - 1, jr]) + np.abs(dm[B + 1, jr]) < NEAR_ZERO)
+        steep = ~(np.abs(dm[B, jr]) < NEAR_ZERO) & (np.abs(3.0 * (l_ + r_)) > np.abs(l_ - r_))
+        pmp_1 = -2.0 * dq[B, jr]
+        lac_1 = pmp_1 + 1.5 * dq[B + 1, jr]
+        l_c = np.minimum(np.maximum(np.maximum(0.0, pmp_1), lac_1),
+                         np.maximum(l_, np.minimum(np.minimum(0.0, pmp_1), lac_1)))  # fmt: skip
+        pmp_2 = 2.0 * dq[B - 1, jr]
+        lac_2 = pmp_2 - 1.5 * dq[B - 2, jr]
+        r_c = np.minimum(np.maximum(np.maximum(0.0, pmp_2), lac_2),
+                         np.maximum(r_, np.minimum(np.minimum(0.0, pmp_2), lac_2)))  # fmt: skip
+        bl[B, jr] = np.where(flat, 0.0, np.where(steep, l_c, l_))
+        br[B, jr] = np.where(flat, 0.0, np.where(steep, r_c, r_))
 
     def u_(i: int) -> np.ndarray:
         return u[i, jr]

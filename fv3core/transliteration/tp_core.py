@@ -1,4 +1,4 @@
-"""FV3 ``tp_core.F90``: ``fv_tp_2d``, ``xppm``/``yppm`` (monotone PPM, ``iord = 8``),
+"""FV3 ``tp_core.F90``: ``fv_tp_2d``, ``xppm``/``yppm`` (``iord`` 5, 6, 8, 10),
 ``copy_corners`` and ``pert_ppm``, transliterated (cubed sphere, ``grid_type < 3``).
 
 ``yppm`` is ``xppm`` along j: FV3 writes it as the mirror image of ``xppm`` statement for
@@ -16,6 +16,11 @@ from fv3core.transliteration.farray import FArray, R
 
 R3 = 1.0 / 3.0
 S11, S14, S15 = 11.0 / 14.0, 4.0 / 7.0, 3.0 / 14.0
+C1, C2, C3 = -2.0 / 14.0, 11.0 / 14.0, 5.0 / 14.0
+P1, P2 = 7.0 / 12.0, -1.0 / 12.0
+NEAR_ZERO = 1.0e-25
+#: the ``iord`` values of ``xppm``/``yppm`` transliterated here
+XPPM_IORD = (5, 6, 8, 10)
 
 
 def sign(a: Any, b: Any) -> Any:
@@ -41,16 +46,99 @@ def pert_ppm_standard(a0: np.ndarray, al: np.ndarray, ar: np.ndarray) -> None:
     al[...] = np.where(opposite, new_al, 0.0)
 
 
+def _edge_value(q1: FArray, dxa: FArray, jr: R, i: int) -> np.ndarray:
+    """FV3's non-uniform-grid value at the left face of cell ``i`` (the tile edge): the mean
+    of the one-sided second-order extrapolations from both sides."""
+
+    def d(k: int) -> np.ndarray:
+        return dxa[k, jr]
+
+    def q(k: int) -> np.ndarray:
+        return q1[k, jr]
+
+    return 0.5 * (((2.0 * d(i - 1) + d(i - 2)) * q(i - 1) - d(i - 1) * q(i - 2))
+                  / (d(i - 2) + d(i - 1))
+                  + ((2.0 * d(i) + d(i + 1)) * q(i) - d(i) * q(i + 1)) / (d(i) + d(i + 1)))  # fmt: skip
+
+
+def _xppm_unlimited(q1: FArray, c: FArray, iord: int, is_: int, ie: int, jr: R, npx: int,
+                    dxa: FArray) -> FArray:  # fmt: skip
+    """``xppm``'s ``iord < 7`` branch for ``mord`` 5 and 6: the fourth-order interface values
+    (FV3's ``c1``-``c3`` and edge values next to the tile edges) and the ``smt5`` switch
+    (5: ``bl * br < 0``; 6: ``3 |b0| < |bl - br|``, with ``bl * br < 0`` on the two cells at
+    each tile edge)."""
+    is1, ie3 = max(3, is_ - 1), min(npx - 2, ie + 2)
+    al = FArray.full((is_ - 1, jr.lo), (ie + 2, jr.hi))
+    A = R(is1, ie3)
+    al[A, jr] = P1 * (q1[A - 1, jr] + q1[A, jr]) + P2 * (q1[A - 2, jr] + q1[A + 1, jr])
+    if is_ == 1:
+        al[0, jr] = C1 * q1[-2, jr] + C2 * q1[-1, jr] + C3 * q1[0, jr]
+        al[1, jr] = _edge_value(q1, dxa, jr, 1)
+        al[2, jr] = C3 * q1[1, jr] + C2 * q1[2, jr] + C1 * q1[3, jr]
+    if ie + 1 == npx:
+        n = npx
+        al[n - 1, jr] = C1 * q1[n - 3, jr] + C2 * q1[n - 2, jr] + C3 * q1[n - 1, jr]
+        al[n, jr] = _edge_value(q1, dxa, jr, n)
+        al[n + 1, jr] = C3 * q1[n, jr] + C2 * q1[n + 1, jr] + C1 * q1[n + 2, jr]
+    B = R(is_ - 1, ie + 1)
+    bl = FArray(al[B, jr] - q1[B, jr], (B.lo, jr.lo))
+    br = FArray(al[B + 1, jr] - q1[B, jr], (B.lo, jr.lo))
+    b0 = FArray(bl.data + br.data, bl.lo)
+    if iord == 5:
+        smt5 = FArray(bl.data * br.data < 0.0, bl.lo)
+    else:
+        smt5 = FArray(3.0 * np.abs(b0.data) < np.abs(bl.data - br.data), bl.lo)
+        edge_cells = ((0, 1) if is_ == 1 else ()) + ((npx - 1, npx) if ie + 1 == npx else ())
+        for i in edge_cells:  # FV3's "fix edge issues"
+            smt5[i, jr] = bl[i, jr] * br[i, jr] < 0.0
+    flux = FArray.full((is_, jr.lo), (ie + 1, jr.hi))
+    F = R(is_, ie + 1)
+    cc = c[F, jr]
+    fx1 = np.where(cc > 0.0, (1.0 - cc) * (br[F - 1, jr] - cc * b0[F - 1, jr]),
+                   (1.0 + cc) * (bl[F, jr] + cc * b0[F, jr]))  # fmt: skip
+    upwind = np.where(cc > 0.0, q1[F - 1, jr], q1[F, jr])
+    flux[F, jr] = np.where(smt5[F - 1, jr] | smt5[F, jr], upwind + fx1, upwind)
+    return flux
+
+
+def _huynh_perturbations(q1: FArray, dm: FArray, al: FArray, B: R,
+                         jr: R) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """``xppm`` ``iord = 10`` on cells ``B``: ``bl``, ``br`` with Lin's modification of
+    Huynh's second constraint (zero where the three slopes vanish)."""
+    dq = FArray.full((B.lo - 2, jr.lo), (B.hi + 1, jr.hi))
+    Q = R(B.lo - 2, B.hi + 1)
+    dq[Q, jr] = 2.0 * (q1[Q + 1, jr] - q1[Q, jr])
+    bl = al[B, jr] - q1[B, jr]
+    br = al[B + 1, jr] - q1[B, jr]
+    flat = np.abs(dm[B - 1, jr]) + np.abs(dm[B, jr]) + np.abs(dm[B + 1, jr]) < NEAR_ZERO
+    steep = np.abs(3.0 * (bl + br)) > np.abs(bl - br)
+    pmp_2 = dq[B - 1, jr]
+    lac_2 = pmp_2 - 0.75 * dq[B - 2, jr]
+    br_c = np.minimum(np.maximum(np.maximum(0.0, pmp_2), lac_2),
+                      np.maximum(br, np.minimum(np.minimum(0.0, pmp_2), lac_2)))  # fmt: skip
+    pmp_1 = -dq[B, jr]
+    lac_1 = pmp_1 + 0.75 * dq[B + 1, jr]
+    bl_c = np.minimum(np.maximum(np.maximum(0.0, pmp_1), lac_1),
+                      np.maximum(bl, np.minimum(np.minimum(0.0, pmp_1), lac_1)))  # fmt: skip
+    bl = np.where(flat, 0.0, np.where(steep, bl_c, bl))
+    br = np.where(flat, 0.0, np.where(steep, br_c, br))
+    return bl, br
+
+
 def xppm(q: FArray, c: FArray, iord: int, is_: int, ie: int, jr: R, npx: int,
          dxa: FArray) -> FArray:  # fmt: skip
     """FV3 ``xppm``: the face values ``flux(is:ie+1, jr)`` of q (PPM along i) upwind by the
-    Courant number ``c``; ``iord`` 8 (Lin 2004 monotone) with FV3's tile-edge treatment."""
-    if iord != 8:
-        raise NotImplementedError(f"xppm iord={iord}: the transliteration has iord 8")
+    Courant number ``c``, with FV3's tile-edge treatment.  ``iord`` 5, 6: the unlimited
+    fourth-order profile with the ``smt5`` switch; 8: Lin (2004) monotone; 10: Lin's
+    modification of Huynh's constraint."""
+    if iord not in XPPM_IORD:
+        raise NotImplementedError(f"xppm iord={iord}: the transliteration has iord {XPPM_IORD}")
     is1, ie1 = max(3, is_ - 1), min(npx - 3, ie + 1)
     lo, hi = is_ - 3, ie + 3
     q1 = FArray(np.zeros((hi - lo + 1, jr.size)), (lo, jr.lo))
     q1[R(is_ - 3, ie + 3), jr] = q[R(is_ - 3, ie + 3), jr]
+    if iord < 7:
+        return _xppm_unlimited(q1, c, iord, is_, ie, jr, npx, dxa)
     dm = FArray.full((is_ - 2, jr.lo), (ie + 2, jr.hi))
     I = R(is_ - 2, ie + 2)
     xt = 0.25 * (q1[I + 1, jr] - q1[I - 1, jr])
@@ -63,9 +151,12 @@ def xppm(q: FArray, c: FArray, iord: int, is_: int, ie: int, jr: R, npx: int,
     bl = FArray.full((is_ - 1, jr.lo), (ie + 1, jr.hi))
     br = FArray.full((is_ - 1, jr.lo), (ie + 1, jr.hi))
     B = R(is1, ie1)
-    xt = 2.0 * dm[B, jr]
-    bl[B, jr] = -sign(np.minimum(np.abs(xt), np.abs(al[B, jr] - q1[B, jr])), xt)
-    br[B, jr] = sign(np.minimum(np.abs(xt), np.abs(al[B + 1, jr] - q1[B, jr])), xt)
+    if iord == 8:
+        xt = 2.0 * dm[B, jr]
+        bl[B, jr] = -sign(np.minimum(np.abs(xt), np.abs(al[B, jr] - q1[B, jr])), xt)
+        br[B, jr] = sign(np.minimum(np.abs(xt), np.abs(al[B + 1, jr] - q1[B, jr])), xt)
+    else:
+        bl[B, jr], br[B, jr] = _huynh_perturbations(q1, dm, al, B, jr)
 
     def dxa_(i: int) -> np.ndarray:
         return dxa[i, jr]

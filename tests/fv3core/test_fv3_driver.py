@@ -92,8 +92,8 @@ def test_mpi_6_ranks_bitwise_equal_to_in_process() -> None:
 
 def test_fv3_scheme_refuses_what_it_does_not_run() -> None:
     """Keys FV3's scheme in fv3core does not honour are refused by name."""
-    with pytest.raises(FV3ConfigError, match="hord_mt=5"):
-        FV3Config.from_namelist(NAMELIST, hord_mt=5)
+    with pytest.raises(FV3ConfigError, match="hord_mt=7"):
+        FV3Config.from_namelist(NAMELIST, hord_mt=7)
     with pytest.raises(FV3ConfigError, match="nz=2"):
         FV3Config.from_namelist(NAMELIST, nz=2)
 

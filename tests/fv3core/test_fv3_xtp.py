@@ -1,9 +1,11 @@
 """FV3WindCornerFlux (FV3's ``xtp_u``/``ytp_v`` in GTScript, written once for both directions)
 against references, bit for bit on FV3's output range ``flux(is:ie+1, js:je+1)``:
 
-* ``iord = 8``: the NumPy transliteration (fv3core.transliteration.sw_core ``xtp_u``/``ytp_v``);
+* ``iord = 8, 10``: the NumPy transliteration (fv3core.transliteration.sw_core
+  ``xtp_u``/``ytp_v``);
 * ``iord = 5, 6``: :func:`fortran_xtp_u`, FV3's ``iord < 8`` branch of ``xtp_u`` loop by loop
-  (``ytp_v`` on transposed views: FV3 writes it as the mirror image of ``xtp_u``).
+  (``ytp_v`` on transposed views: FV3 writes it as the mirror image of ``xtp_u``), which the
+  transliteration's iord 5, 6 equal too.
 
 Inputs: FV3's TC2 D-grid winds with their halos, perturbed so that they take both signs, and
 Courant numbers (lengths) of both signs; all six tiles at C12 and C24 on 2x2 ranks per tile.
@@ -194,6 +196,30 @@ def test_iord5_6_equal_fortran_loops_c12(factory, c12, iord) -> None:
     """iord 5 and 6 (fourth-order profile, smt5/smt6 switches, FV3's edge values, zero
     perturbations on the tile-edge lines) equal FV3's loops bit for bit on all six tiles."""
     _check(factory, c12, iord, fortran_reference)
+
+
+def test_iord10_equals_transliteration_c12(factory, c12) -> None:
+    """iord 10 (FV3's default hord_mt: Lin's modification of Huynh's constraint with xtp_u's own
+    2-delta-x test, iord 8's tile-edge values) on all six tiles at C12: bit for bit."""
+    assert _check(factory, c12, 10, transliteration_reference) == 6 * 2 * 13 * 13
+
+
+@pytest.mark.slow
+def test_iord10_equals_transliteration_c24_layout_2x2(factory) -> None:
+    """iord 10 on C24 with 2x2 ranks per tile: bit for bit."""
+    cases = winds_and_courant(24, 2, seed=8)
+    assert _check(factory, cases, 10, transliteration_reference) == 24 * 2 * 13 * 13
+
+
+@pytest.mark.parametrize("iord", [5, 6])
+def test_transliteration_iord5_6_equals_fortran_loops_c12(c12, iord) -> None:
+    """The vectorised transliteration's iord 5 and 6 equal FV3's loops bit for bit on all six
+    tiles (so the transliterated d_sw runs FV3's hord_mt 5 and 6)."""
+    for g, _, arrays in c12:
+        for direction, wind, c in ((X, "u", "cx"), (Y, "v", "cy")):
+            got = transliteration_reference(direction, arrays[c], arrays[wind], g, iord)
+            ref = fortran_reference(direction, arrays[c], arrays[wind], g, iord)
+            np.testing.assert_array_equal(got.data, ref.data)
 
 
 def test_edge_lines_have_no_perturbation(factory, c12) -> None:

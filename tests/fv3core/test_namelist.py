@@ -197,9 +197,10 @@ def test_keys_absent_from_a_file_take_fv3s_defaults() -> None:
     assert (nml.days, nml.hours, nml.minutes, nml.seconds, nml.run_seconds) == (0, 0, 0, 0, 0)
     assert nml.acoustic_steps == 2  # FV3's own n_split with ntiles = 1 (dimx = 2 (npy - 1))
     problems = "\n".join(nml.unsupported())
-    for expected in ("ntiles = 1 is not supported", "hord_mt = 10 is not supported",
-                     "test_case = 11 is not supported", "run length"):  # fmt: skip
+    for expected in ("ntiles = 1 is not supported", "test_case = 11 is not supported",
+                     "run length"):  # fmt: skip
         assert expected in problems
+    assert "hord" not in problems  # FV3's default hord 10 is implemented
 
 
 def test_required_keys_are_named() -> None:
@@ -231,8 +232,8 @@ def test_fv3s_own_n_split(npx: int, dt: int, hydrostatic: bool, n_split: int) ->
 @pytest.mark.parametrize(("changes", "message"), [
     ({"npz": "30"}, "fv_core_nml: npz = 30 is not supported by fv3core's shallow-water core "
                     "(npz must be 1: the shallow-water core has one layer)"),
-    ({"hord_mt": "6"}, "fv_core_nml: hord_mt = 6 is not supported by fv3core's shallow-water "
-                       "core (fv3core's PPM implements hord 5, 8)"),
+    ({"hord_mt": "9"}, "fv_core_nml: hord_mt = 9 is not supported by fv3core's shallow-water "
+                       "core (fv3core's PPM implements hord 5, 6, 8, 10)"),
     ({"grid_type": "2"}, "fv_core_nml: grid_type = 2 is not supported"),
     ({"layout": "2,3"}, "fv_core_nml: layout = 2,3 is not supported by fv3core's shallow-water "
                         "core (layout must be square"),
@@ -409,8 +410,10 @@ def test_each_scheme_refuses_the_other_schemes_keys() -> None:
     fv3 = FV3Config(case="williamson2", dynamics="fv3", nord=3, fv3_dddmp=0.2, d2_bg=0.01,
                     d4_bg=0.2)  # fmt: skip
     assert (fv3.hord_mt, fv3.hord_vt, fv3.hord_dp) == (8, 8, 8)
-    with pytest.raises(FV3ConfigError, match="hord_vt=5: dynamics='fv3' has FV3's hord 8"):
-        FV3Config(dynamics="fv3", hord_vt=5)
+    assert FV3Config(case="williamson2", dynamics="fv3", hord_mt=10, hord_vt=6,
+                     hord_dp=5).hord_mt == 10  # fmt: skip
+    with pytest.raises(FV3ConfigError, match="hord_vt=7: use one of"):
+        FV3Config(dynamics="fv3", hord_vt=7)
     with pytest.raises(FV3ConfigError, match="dddmp=0.05 is the geometric scheme's"):
         FV3Config(dynamics="fv3", dddmp=0.05)
     with pytest.raises(FV3ConfigError, match="dynamics='ppm' is unknown"):

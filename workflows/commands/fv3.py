@@ -103,7 +103,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="del4 divergence damping coefficient with --nord 1, dimensionless, 0..0.16 "
         "(default 0.12; nu4 = (d4_bg * smallest cell area)^2 / dt)",
     )
-    run.add_argument("--hord", type=int, help="PPM scheme: 5 (unlimited) or 8 (monotone)")
+    run.add_argument("--hord", type=int, help="PPM scheme (FV3's hord): 5, 6 (unlimited), 8 "
+                     "(Lin 2004 monotone) or 10 (Huynh-type constraint)")
     run.add_argument(
         "--alpha", type=float,
         help="flow angle to the polar axis in radians, TC1 and TC2 (1.5208 = over the corners)",
