@@ -40,6 +40,19 @@ class SWNamelist:
     hord_mt: int = 8
     hord_vt: int = 8
     hord_dp: int = 8
+    do_vort_damp: bool = False
+    vtdm4: float = 0.0
+
+    @property
+    def nord_v(self) -> int:
+        """``dyn_core``'s order of the vorticity damping: ``min(2, nord)``."""
+        return min(2, self.nord)
+
+    @property
+    def damp_v(self) -> float:
+        """``dyn_core``'s ``damp_vt``: ``vtdm4`` with ``do_vort_damp``, else 0 (one layer: no
+        sponge)."""
+        return self.vtdm4 if self.do_vort_damp else 0.0
 
 
 @dataclass
@@ -193,7 +206,8 @@ class ShallowWaterCore:
         for r, g in self.grids.items():
             f = self.fields[r]
             d_sw(f.delp, f.u, f.v, f.uc, f.vc, f.ua, f.va, f.divgd, dt, nml.hord_dp, nml.hord_mt,
-                 nml.hord_vt, nml.nord, nml.dddmp, nml.d2_bg, nml.d4_bg, g)  # fmt: skip
+                 nml.hord_vt, nml.nord, nml.dddmp, nml.d2_bg, nml.d4_bg, g, nord_v=nml.nord_v,
+                 damp_v=nml.damp_v)  # fmt: skip
         self._scalars.update()
         for r, g in self.grids.items():
             f, b = self.fields[r], g.bd

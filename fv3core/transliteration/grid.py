@@ -79,6 +79,8 @@ class Grid:
     rsin2: FArray
     divg_u: FArray
     divg_v: FArray
+    del6_u: FArray
+    del6_v: FArray
     fC: FArray
     f0: FArray
     grid: tuple[FArray, FArray]

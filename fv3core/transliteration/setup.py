@@ -27,8 +27,8 @@ def grid_from_metric(m: FV3MetricTerms) -> Grid:
 
     names = ("dx", "dy", "dxa", "dya", "dxc", "dyc", "rdx", "rdy", "rdxa", "rdya", "rdxc", "rdyc",
              "area", "rarea", "area_c", "rarea_c", "cosa", "sina", "cosa_u", "cosa_v", "cosa_s",
-             "sina_u", "sina_v", "rsin_u", "rsin_v", "rsina", "rsin2", "divg_u", "divg_v", "fC",
-             "f0")  # fmt: skip
+             "sina_u", "sina_v", "rsin_u", "rsin_v", "rsina", "rsin2", "divg_u", "divg_v", "del6_u",
+             "del6_v", "fC", "f0")  # fmt: skip
     arrays = {name: fa(getattr(m, name)) for name in names}
     edge_lo = {"edge_w": b.jsd, "edge_e": b.jsd, "edge_s": b.isd, "edge_n": b.isd}
     return Grid(

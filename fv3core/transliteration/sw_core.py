@@ -17,6 +17,13 @@ import numpy as np
 
 from fv3core.transliteration import corners
 from fv3core.transliteration.a2b_edge import a2b_ord4
+from fv3core.transliteration.deln_flux import (
+    DEL6_VT_FLUX_THRESHOLD,
+    DELN_FLUX_THRESHOLD,
+    damping_coefficient,
+    del6_vt_flux,
+    deln_flux,
+)
 from fv3core.transliteration.farray import FArray, R
 from fv3core.transliteration.tp_core import fv_tp_2d, pert_ppm_standard, sign, transpose
 
@@ -640,10 +647,13 @@ def _contravariant_winds(uc: FArray, vc: FArray, dt: float, g: Any) -> tuple[FAr
 
 def d_sw(delp: FArray, u: FArray, v: FArray, uc: FArray, vc: FArray, ua: FArray, va: FArray,
          divg_d: FArray, dt: float, hord_dp: int, hord_mt: int, hord_vt: int, nord: int,
-         dddmp: float, d2_bg: float, d4_bg: float, g: Any) -> DGridOutputs:  # fmt: skip
-    """FV3 ``d_sw`` (hydrostatic, ``SW_DYNAMICS``, ``test_case > 1``, no vorticity damping, no
-    dissipation heating): updates ``delp``, ``u``, ``v`` in place; ``uc``, ``vc`` and
-    ``divg_d`` are used as work arrays, as in FV3."""
+         dddmp: float, d2_bg: float, d4_bg: float, g: Any, *, nord_v: int = 0,
+         damp_v: float = 0.0) -> DGridOutputs:  # fmt: skip
+    """FV3 ``d_sw`` (hydrostatic, ``SW_DYNAMICS``, ``test_case > 1``, no dissipation heating):
+    updates ``delp``, ``u``, ``v`` in place; ``uc``, ``vc`` and ``divg_d`` are used as work
+    arrays, as in FV3.  ``nord_v``, ``damp_v``: FV3's vorticity damping (``dyn_core``:
+    ``min(2, nord)`` and ``vtdm4`` when ``do_vort_damp``): ``fv_tp_2d``'s ``deln_flux`` of
+    ``delp`` (``damp_v > 1e-4``) and ``del6_vt_flux`` of ``wk`` into the winds (``> 1e-5``)."""
     b, npx, npy = g.bd, g.npx, g.npy
     is_, ie, js, je, isd, ied, jsd, jed = b.is_, b.ie, b.js, b.je, b.isd, b.ied, b.jsd, b.jed
     sin_sg = g.sin_sg
@@ -671,6 +681,9 @@ def d_sw(delp: FArray, u: FArray, v: FArray, uc: FArray, vc: FArray, ua: FArray,
     Jn = R(js, je)
     ra_y[Id, Jn] = g.area[Id, Jn] + yfx[Id, Jn] - yfx[Id, Jn + 1]
     fx, fy = fv_tp_2d(delp, crx, cry, hord_dp, xfx, yfx, ra_x, ra_y, g)
+    if damp_v > DELN_FLUX_THRESHOLD:  # the end of fv_tp_2d(..., nord=nord_v, damp_c=damp_v)
+        damp = damping_coefficient(damp_v, g.da_min, nord_v)
+        deln_flux(nord_v, is_, ie, js, je, npx, npy, damp, delp, fx, fy, g)
     mass_fx, mass_fy = fx, fy
     delp[In, Jn] = delp[In, Jn] + (fx[In, Jn] - fx[In + 1, Jn] + fy[In, Jn] - fy[In, Jn + 1]) * g.rarea[In, Jn]
     # kinetic energy fluxes: B-grid contravariant components
@@ -742,6 +755,12 @@ def d_sw(delp: FArray, u: FArray, v: FArray, uc: FArray, vc: FArray, ua: FArray,
     u[Iu, Ju] = vt[Iu, Ju] + ke[Iu, Ju] - ke[Iu + 1, Ju] + fy[Iu, Ju]
     Iv, Jv = R(is_, ie + 1), R(js, je)
     v[Iv, Jv] = ut[Iv, Jv] + ke[Iv, Jv] - ke[Iv, Jv + 1] - fx[Iv, Jv]
+    # damping applied to relative vorticity (wk)
+    if damp_v > DEL6_VT_FLUX_THRESHOLD:
+        damp4 = damping_coefficient(damp_v, g.da_min_c, nord_v)
+        del6_vt_flux(nord_v, npx, npy, damp4, wk, vort, ut, vt, g)
+        u[Iu, Ju] = u[Iu, Ju] + vt[Iu, Ju]
+        v[Iv, Jv] = v[Iv, Jv] - ut[Iv, Jv]
     return DGridOutputs(crx, cry, xfx, yfx, mass_fx, mass_fy)
 
 
