@@ -1,7 +1,7 @@
 """FV3's ``d_sw`` (GFDL_atmos_cubed_sphere ``model/sw_core.F90``) in GTScript, for the
 shallow-water configuration FV3 compiles with ``SW_DYNAMICS`` (hydrostatic, ``test_case > 1``,
-no vorticity damping ``damp_v = 0``, no dissipation heating ``d_con = 0``), with FV3's order of
-floating-point operations: :class:`FV3DGridShallowWater` and its stencils.
+no dissipation heating ``d_con = 0``), with FV3's order of floating-point operations:
+:class:`FV3DGridShallowWater` and its stencils.
 
 What ``d_sw`` does, in order (each step is FV3's, over FV3's index ranges):
 
@@ -12,7 +12,9 @@ What ``d_sw`` does, in order (each step is FV3's, over FV3's index ranges):
 2. ``fxadv``: Courant numbers ``crx``/``cry`` and swept areas ``xfx``/``yfx`` (in
    :func:`contravariant_edges`);
 3. ``fv_tp_2d`` of ``delp`` (:class:`fv3core.stencils.transport.FiniteVolumeTransport`, which
-   computes FV3's ``ra_x``/``ra_y`` = ``area + xfx - xfx(i+1)`` inline) and the ``delp`` update;
+   computes FV3's ``ra_x``/``ra_y`` = ``area + xfx - xfx(i+1)`` inline), with the vorticity
+   damping (``damp_v > 1e-4``) its ``deln_flux`` of ``delp`` added to the fluxes
+   (:class:`fv3core.stencils.fv3_deln_flux.FV3DelnFlux`), and the ``delp`` update;
 4. the kinetic energy at the corners from the B-grid winds ``vb``, ``ub`` (:func:`b_grid_wind`,
    with FV3's tile-edge extrapolations) and the upwind corner winds of ``ytp_v``, ``xtp_u``
    (:class:`fv3core.stencils.fv3_xtp.FV3WindCornerFlux`), with FV3's values at the four cube
@@ -25,7 +27,11 @@ What ``d_sw`` does, in order (each step is FV3's, over FV3's index ranges):
    :class:`fv3core.stencils.fv3_divergence_damping.FV3DivergenceDamping`;
 7. ``fv_tp_2d`` of the absolute vorticity (``hord_vt``) and the D-grid wind update
    (:func:`dgrid_wind_update`); ``u``, ``v`` leave multiplied by ``dx``, ``dy``, as FV3 leaves
-   them for ``one_grad_p``.
+   them for ``one_grad_p``;
+8. with the vorticity damping (``damp_v > 1e-5``) FV3's ``del6_vt_flux`` of ``wk``
+   (:class:`~fv3core.stencils.fv3_deln_flux.FV3DelnFlux`, computed before step 7: it reads only
+   ``wk``) added to ``u`` and subtracted from ``v`` in the wind update of step 7
+   (:func:`damped_dgrid_wind_update`, FV3's ``u = u + vt``, ``v = v - ut`` after it).
 
 Ranges: the final ``ut`` (:attr:`FV3DGridShallowWater.contra` ``[X]``) and ``crx``, ``xfx`` are
 computed on FV3's ``is:ie+1, jsd:jed``, ``vt``, ``cry``, ``yfx`` on ``isd:ied, js:je+1`` (every
@@ -57,6 +63,12 @@ from gt4py.cartesian.gtscript import __INLINED, PARALLEL, computation, horizonta
 from fv3core.errors import FV3ConfigError
 from fv3core.grid.metric import SubdomainSpec
 from fv3core.stencils.flux_divergence import apply_flux_divergence
+from fv3core.stencils.fv3_deln_flux import (
+    DEL6_VT_FLUX_THRESHOLD,
+    DELN_FLUX_THRESHOLD,
+    FV3DelnFlux,
+    damping_coefficient,
+)
 from fv3core.stencils.fv3_xtp import DirectionalEdges, FV3WindCornerFlux, at, between
 from fv3core.stencils.transport import FiniteVolumeTransport
 from stencils.dims import CELL_DIMS, CORNER_DIMS, Dims, face_dims
@@ -358,15 +370,32 @@ def relative_vorticity(
         vort = wk + f0
 
 
-def dgrid_wind_update(wind: FloatField, length: FloatFieldIJ, ke: FloatField,
-                      vort_flux: FloatField):  # fmt: skip
-    """``d_sw``'s last step on the faces crossed along the direction: ``wind * length`` plus the
-    kinetic-energy difference along the face plus (``SIGN`` +1, ``u``) or minus (-1, ``v``) the
-    absolute-vorticity flux through it; the wind leaves multiplied by its face length."""
+@gtscript.function
+def updated_wind(wind, length, ke, vort_flux):
+    """``wind * length`` plus the kinetic-energy difference along the face plus (``SIGN`` +1,
+    ``u``) or minus (-1, ``v``) the absolute-vorticity flux through it."""
     from __externals__ import AI, AJ, SIGN
 
+    return wind * length + ke - ke[AI, AJ, 0] + SIGN * vort_flux
+
+
+def dgrid_wind_update(wind: FloatField, length: FloatFieldIJ, ke: FloatField,
+                      vort_flux: FloatField):  # fmt: skip
+    """``d_sw``'s last step on the faces crossed along the direction, :func:`updated_wind`; the
+    wind leaves multiplied by its face length."""
     with computation(PARALLEL), interval(...):
-        wind = wind * length + ke - ke[AI, AJ, 0] + SIGN * vort_flux
+        wind = updated_wind(wind, length, ke, vort_flux)
+
+
+def damped_dgrid_wind_update(wind: FloatField, length: FloatFieldIJ, ke: FloatField,
+                             vort_flux: FloatField, damp_flux: FloatField):  # fmt: skip
+    """:func:`dgrid_wind_update`, then FV3's vorticity damping of the wind: plus (``u``) or minus
+    (``v``) ``del6_vt_flux``'s diffusive flux of ``wk`` through the face (FV3's ``vt``, ``ut``)."""
+    from __externals__ import SIGN
+
+    with computation(PARALLEL), interval(...):
+        wind = updated_wind(wind, length, ke, vort_flux)
+        wind = wind + SIGN * damp_flux
 
 
 # --------------------------------------------------------------------------------------------
@@ -379,16 +408,20 @@ def _externals(d: Direction) -> dict[str, Any]:
 
 class FV3DGridShallowWater:
     """Equivalent of FV3 subroutine ``d_sw`` (``SW_DYNAMICS``, hydrostatic, ``test_case > 1``,
-    ``damp_v = 0``, ``d_con = 0``) for one rank: the D-grid step of the C-D grid shallow-water
-    scheme (Lin & Rood 1997, Lin 2004).
+    ``d_con = 0``) for one rank: the D-grid step of the C-D grid shallow-water scheme (Lin & Rood
+    1997, Lin 2004).
 
     Namelist keys (``fv_core_nml``): ``hord_dp`` (PPM variant of the ``delp`` fluxes,
     :class:`~fv3core.stencils.transport.FiniteVolumeTransport`: 5, 6, 8 or 10), ``hord_mt`` (of
     the kinetic-energy winds, ``xtp_u``/``ytp_v``: 5, 6, 8 or 10), ``hord_vt`` (of the vorticity
     fluxes: 5, 6, 8 or 10); ``nord``, ``dddmp``, ``d2_bg``, ``d4_bg`` are the ``damping`` object's
     (:class:`DivergenceDamping`; None: no damping, which equals FV3's ``nord = 0`` with
-    ``dddmp = d2_bg = 0``).  Each hord is FV3's bit for bit (the transliteration's ``fv_tp_2d`` and
-    ``xtp_u``/``ytp_v``: tests/fv3core/test_fv3_tp_core.py, test_fv3_xtp.py, test_fv3_d_sw.py).
+    ``dddmp = d2_bg = 0``); ``nord_v``, ``damp_v``: FV3's vorticity damping (``dyn_core`` passes
+    ``min(2, nord)`` and ``vtdm4`` when ``do_vort_damp``, else 0), the ``deln_flux`` of ``delp``
+    when ``damp_v > 1e-4`` and the ``del6_vt_flux`` of the vorticity when ``damp_v > 1e-5``
+    (:class:`~fv3core.stencils.fv3_deln_flux.FV3DelnFlux`; below both: not a launch more).
+    Each hord is FV3's bit for bit (the transliteration's ``fv_tp_2d`` and ``xtp_u``/``ytp_v``:
+    tests/fv3core/test_fv3_tp_core.py, test_fv3_xtp.py, test_fv3_d_sw.py).
 
     ``grid``: the rank's :class:`fv3core.grid.fv3_storages.FV3GridStorages`; ``dt``: the acoustic
     time step (FV3's ``dt`` of ``d_sw``, ``bdt / n_split``).  Work arrays and the outputs
@@ -406,6 +439,9 @@ class FV3DGridShallowWater:
         hord_mt: int,
         hord_vt: int,
         damping: DivergenceDamping | None,
+        *,
+        nord_v: int = 0,
+        damp_v: float = 0.0,
     ) -> None:
         if spec.n_halo != 3:
             raise FV3ConfigError(f"n_halo={spec.n_halo}: FV3's d_sw needs n_halo = 3")
@@ -456,10 +492,24 @@ class FV3DGridShallowWater:
                                             name="fv3_d_sw_vorticity")  # fmt: skip
         self._delp_update = factory.from_dims(apply_flux_divergence, CELL_DIMS,
                                               name="fv3_d_sw_delp")  # fmt: skip
+        #: fv_tp_2d's deln_flux of delp (FV3's nord=nord_v, damp_c=damp_v), None when off
+        self.delp_damping = (
+            FV3DelnFlux(factory, g, spec, nord_v,
+                        damping_coefficient(damp_v, g.da_min, nord_v), add=True)
+            if damp_v > DELN_FLUX_THRESHOLD else None)  # fmt: skip
+        #: del6_vt_flux of wk, None when off, and its fluxes (FV3's ut, vt at the end of d_sw)
+        self.vorticity_damping = (
+            FV3DelnFlux(factory, g, spec, nord_v,
+                        damping_coefficient(damp_v, g.da_min_c, nord_v), add=False)
+            if damp_v > DEL6_VT_FLUX_THRESHOLD else None)  # fmt: skip
+        damped = self.vorticity_damping is not None
+        if damped:
+            self.damp_fx, self.damp_fy = alloc(face_dims(X)), alloc(face_dims(Y))
         self._wind_update = {
-            d: factory.from_dims(dgrid_wind_update, face_dims(d),
+            d: factory.from_dims(damped_dgrid_wind_update if damped else dgrid_wind_update,
+                                 face_dims(d),
                                  externals={**d.face_offsets(), "SIGN": -1.0 if d.axis == 0 else 1.0},
-                                 name=f"fv3_d_sw_wind_{d.name}")
+                                 name=f"fv3_d_sw_{'damped_' if damped else ''}wind_{d.name}")
             for d in DIRECTIONS
         }  # fmt: skip
         self._transport_dp = FiniteVolumeTransport(factory, g, spec, hord_dp)
@@ -552,6 +602,8 @@ class FV3DGridShallowWater:
                 sin_far=sin_far[d], p=c[d], cr=courant[d], af=area_flux[d], dt=self.dt))  # fmt: skip
         fluxes = (self.crx, self.cry, self.xfx, self.yfx)
         launches += self._transport_dp.bind(delp, *fluxes, self.fx, self.fy).steps
+        if self.delp_damping is not None:
+            launches += self.delp_damping.bind(delp, self.fx, self.fy)
         launches.append(self._delp_update.bind(q=delp, fx=self.fx, fy=self.fy, rarea=g.rarea))
         dt = self.dt
         b_wind = {X_: self.ub, Y_: self.vb}
@@ -571,8 +623,13 @@ class FV3DGridShallowWater:
             launches += self.damping.bind(u, v, ua, va, uc, vc, divg_d, self.ke, self.wk)
         launches += self._transport_vt.bind(self.vort, *fluxes, self.vort_fx, self.vort_fy).steps
         vort_flux = {X_: self.vort_fx, Y_: self.vort_fy}
+        damp_flux = {}
+        if self.vorticity_damping is not None:
+            launches += self.vorticity_damping.bind(self.wk, self.damp_fx, self.damp_fy)
+            damp_flux = {X_: {"damp_flux": self.damp_fx}, Y_: {"damp_flux": self.damp_fy}}
         for d in DIRECTIONS:  # the faces crossed along d carry the other wind
             o = d.across
             launches.append(self._wind_update[d].bind(wind=wind[o], length=face_length[d],
-                                                      ke=self.ke, vort_flux=vort_flux[d]))  # fmt: skip
+                                                      ke=self.ke, vort_flux=vort_flux[d],
+                                                      **damp_flux.get(d, {})))  # fmt: skip
         return launches
