@@ -59,10 +59,12 @@ class FV3Config:
     scheme ``hord`` for depth and vorticity. ``"fv3"``: FV3's d_sw/c_sw, which reads FV3's
     keys under their FV3 names: ``nord`` 0-3, ``d2_bg``, ``d4_bg``, ``fv3_dddmp`` (FV3's
     ``dddmp``, the Smagorinsky coefficient; renamed because ``dddmp`` is the geometric
-    scheme's), ``hord_mt``/``hord_vt``/``hord_dp``. A key of the other scheme set away from its
-    default is refused. ``constants`` names the physical constants (fv3core.constants):
-    ``williamson`` by default, ``ufs`` (the GFS/UFS set of the Fortran reference runs) when
-    read from an FV3 namelist. ``print_freq``: FV3's, hours between diagnostic printouts
+    scheme's), ``hord_mt``/``hord_vt``/``hord_dp``, ``do_vort_damp`` and ``vtdm4`` (FV3's
+    vorticity damping: del-(2 min(2, nord) + 2) flux damping of ``delp`` and the vorticity with
+    coefficient ``vtdm4``, only when ``do_vort_damp``; ``vtdm4`` alone does nothing, as in FV3).
+    A key of the other scheme set away from its default is refused. ``constants`` names the
+    physical constants (fv3core.constants): ``williamson`` by default, ``ufs`` (the GFS/UFS set of
+    the Fortran reference runs) when read from an FV3 namelist. ``print_freq``: FV3's, hours between diagnostic printouts
     (0 none, -n every n steps).
     """
 
@@ -84,6 +86,8 @@ class FV3Config:
     constants: str = "williamson"
     fv3_dddmp: float = 0.0
     d2_bg: float = 0.0
+    do_vort_damp: bool = False
+    vtdm4: float = 0.0
     hord_mt: int | None = None  # None: hord (set in __post_init__)
     hord_vt: int | None = None
     hord_dp: int | None = None
@@ -138,7 +142,9 @@ class FV3Config:
                     "del8) need dynamics='fv3'" if self.dynamics == "geometric"
                     else "nord 0-3 (del2, del4, del6, del8)")
             )  # fmt: skip
-        for key in ("d4_bg", "fv3_dddmp", "d2_bg"):
+        if not isinstance(self.do_vort_damp, bool):
+            raise FV3ConfigError(f"do_vort_damp={self.do_vort_damp!r}: use true or false")
+        for key in ("d4_bg", "fv3_dddmp", "d2_bg", "vtdm4"):
             if not (math.isfinite(getattr(self, key)) and getattr(self, key) >= 0.0):
                 raise FV3ConfigError(f"{key}={getattr(self, key)}: use a coefficient >= 0")
         if self.nz != 1:
@@ -166,6 +172,11 @@ class FV3Config:
 
     def _check_geometric(self) -> None:
         """Refuse FV3-scheme keys that the geometric scheme would not honour."""
+        if self.do_vort_damp:  # vtdm4 alone does nothing, in FV3 too
+            raise FV3ConfigError(
+                f"do_vort_damp=True (FV3's vorticity damping, vtdm4={self.vtdm4}) is read by "
+                "dynamics='fv3' only: set do_vort_damp=False or dynamics='fv3'"
+            )
         if self.case in FV3_ONLY_CASES:
             raise FV3ConfigError(
                 f"case={self.case!r} (FV3's barotropically unstable jet, test_cases.F90 case 7) "
@@ -224,6 +235,8 @@ class FV3Config:
             try:
                 if typ is int and isinstance(value, float) and not value.is_integer():
                     raise ValueError(value)
+                if typ is bool and not isinstance(value, bool):
+                    raise ValueError(value)
                 clean[key] = typ(value)
             except (TypeError, ValueError) as exc:
                 raise FV3ConfigError(
@@ -241,9 +254,9 @@ class FV3Config:
 
         From the namelist: case (test_case), resolution (npx - 1), layout, days (main_nml
         days/hours/minutes/seconds), dt (dt_atmos), n_split (FV3's own choice when 0), nord,
-        d4_bg, d2_bg, fv3_dddmp (dddmp), hord (hord_dp) and hord_mt/vt/dp, alpha, nz (npz),
-        print_freq; dynamics 'fv3' and constants 'ufs' unless overridden. An override of
-        ``hord`` sets hord_mt/vt/dp too (unless they are overridden themselves)."""
+        d4_bg, d2_bg, fv3_dddmp (dddmp), do_vort_damp, vtdm4, hord (hord_dp) and hord_mt/vt/dp,
+        alpha, nz (npz), print_freq; dynamics 'fv3' and constants 'ufs' unless overridden. An
+        override of ``hord`` sets hord_mt/vt/dp too (unless they are overridden themselves)."""
         path = Path(path)
         nml = read_namelist(path)
         values = namelist_values(nml)
@@ -308,6 +321,8 @@ def namelist_values(nml: FV3Namelist) -> dict[str, Any]:
         "d4_bg": nml.d4_bg,
         "d2_bg": nml.d2_bg,
         "fv3_dddmp": nml.dddmp,
+        "do_vort_damp": nml.do_vort_damp,
+        "vtdm4": nml.vtdm4,
         "hord": nml.hord_dp,
         "hord_mt": nml.hord_mt,
         "hord_vt": nml.hord_vt,
@@ -325,6 +340,7 @@ NAMELIST_TO_CONFIG: dict[str, str] = {
     "n_split": "n_split (FV3's choice when 0)", "hord_mt": "hord_mt", "hord_vt": "hord_vt",
     "hord_dp": "hord, hord_dp", "nord": "nord (geometric: 0-1, fv3: 0-3)",
     "dddmp": "fv3_dddmp", "d2_bg": "d2_bg", "d4_bg": "d4_bg", "print_freq": "print_freq",
+    "do_vort_damp": "do_vort_damp", "vtdm4": "vtdm4",
     "test_case": "case: " + "; ".join(
         f"{n} {c}" for n, c in FV3_TEST_CASES.items()),
     "alpha": "alpha",

@@ -11,7 +11,8 @@ Per acoustic step (``dt = dt_atmos / n_split``), as FV3:
    :class:`~fv3core.stencils.fv3_pressure_gradient.CGridPressureGradient`);
 4. C-grid vector update of ``uc``, ``vc``;
 5. ``d_sw`` (:class:`~fv3core.stencils.fv3_d_sw.FV3DGridShallowWater` with
-   :class:`~fv3core.stencils.fv3_divergence_damping.FV3DivergenceDamping`);
+   :class:`~fv3core.stencils.fv3_divergence_damping.FV3DivergenceDamping` and, with
+   ``do_vort_damp``, the vorticity damping of order ``min(2, nord)`` and coefficient ``vtdm4``);
 6. scalar update of ``delp``; ``geopk`` on the D grid and ``one_grad_p``
    (:class:`~fv3core.stencils.fv3_pressure_gradient.DGridPressureGradient`);
 7. D-grid vector update of ``u``, ``v`` (no edge synchronisation), or after the last acoustic
@@ -99,8 +100,10 @@ class FV3RankDynamics:
         c_sw = FV3CGridShallowWater(grid_factory, grid, spec, config.nord, dt2)
         damping = FV3DivergenceDamping(grid_factory, grid, spec, config.nord, config.fv3_dddmp,
                                        config.d2_bg, config.d4_bg, dt)  # fmt: skip
+        # dyn_core's vorticity damping of one layer (no sponge): nord_v, damp_vt
         d_sw = FV3DGridShallowWater(grid_factory, grid, spec, dt, config.hord_dp, config.hord_mt,
-                                    config.hord_vt, damping)  # fmt: skip
+                                    config.hord_vt, damping, nord_v=min(2, config.nord),
+                                    damp_v=config.vtdm4 if config.do_vort_damp else 0.0)  # fmt: skip
         geopk_c = FV3Geopotential(grid_factory, cgrid=True)
         geopk_d = FV3Geopotential(grid_factory, cgrid=False)
         #: FV3's sequence, cut where a halo update comes between

@@ -196,11 +196,12 @@ class FV3Namelist:
     d_ext: float = _key(FV, C, _A + "419", "coefficient of external (barotropic) mode damping "
                         "(0-0.02)", 0.0, supported=(0.0,),
                         why="external-mode damping is not implemented")  # fmt: skip
-    do_vort_damp: bool = _key(FV, C, _A + "387", "apply the vtdm4 flux damping to the fluxes of "
-                              "vorticity and mass", False, supported=(False,),
-                              why="FV3's vorticity/mass flux damping is not implemented")  # fmt: skip
-    vtdm4: float = _key(FV, I, _A + "309", "coefficient of the flux damping; only with "
-                        "do_vort_damp = .true. (which fv3core refuses)", 0.0)  # fmt: skip
+    do_vort_damp: bool = _key(FV, U, _A + "387", "apply the vtdm4 flux damping to the fluxes of "
+                              "vorticity and mass (del-(2 nord_v + 2), nord_v = min(2, nord); "
+                              "dyn_core.F90:679-685)", False)  # fmt: skip
+    vtdm4: float = _key(FV, U, _A + "309", "dimensionless coefficient of the flux damping, "
+                        "(vtdm4 * da_min) ** (nord_v + 1); less than d4_bg; only with "
+                        "do_vort_damp = .true.", 0.0)  # fmt: skip
     nord_tr: int = _key(FV, I, _A + "293", "order of tracer damping (tracers are passive "
                         "here)", 0)  # fmt: skip
     n_sponge: int = _key(FV, I, _A + "416", "layers with the top sponge's 2dx filter (no sponge "

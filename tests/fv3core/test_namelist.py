@@ -241,7 +241,6 @@ def test_fv3s_own_n_split(npx: int, dt: int, hydrostatic: bool, n_split: int) ->
     ({"ntiles": "1"}, "ntiles = 1 is not supported"),
     ({"hydrostatic": ".false."}, "hydrostatic = .false. is not supported"),
     ({"k_split": "2"}, "k_split = 2 is not supported"),
-    ({"do_vort_damp": ".true.", "vtdm4": "0.05"}, "do_vort_damp = .true. is not supported"),
     ({"d_ext": "0.02"}, "d_ext = 0.02 is not supported"),
     ({"beta": "0.4"}, "beta = 0.4 is not supported"),
     ({"warm_start": ".T."}, "warm_start = .true. is not supported"),

@@ -48,9 +48,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--namelist", type=Path, metavar="PATH",
         help="an FV3 Fortran namelist (input.nml): fv_core_nml, test_case_nml and main_nml give "
         "the case (test_case), resolution (npx-1), layout, days, dt (dt_atmos), n_split, nord, "
-        "d2_bg, d4_bg, dddmp, hord_*, alpha and print_freq, with dynamics fv3 and the ufs "
-        "constants; the options below override it; keys fv3core cannot honour are refused by "
-        "name; not with --config",
+        "d2_bg, d4_bg, dddmp, do_vort_damp, vtdm4, hord_*, alpha and print_freq, with dynamics "
+        "fv3 and the ufs constants; the options below override it; keys fv3core cannot honour "
+        "are refused by name; not with --config",
     )
 
     run.add_argument("--case", help="williamson1, williamson2, williamson5, williamson6 or "
@@ -92,6 +92,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     run.add_argument(
         "--d2-bg", dest="d2_bg", type=float,
         help="FV3's d2_bg: background del2 divergence damping (dynamics fv3, default 0)",
+    )
+    run.add_argument(
+        "--do-vort-damp", dest="do_vort_damp", action=argparse.BooleanOptionalAction,
+        help="FV3's do_vort_damp: del-(2 min(2, nord) + 2) flux damping of depth and vorticity "
+        "with coefficient --vtdm4 (dynamics fv3, default off)",
+    )
+    run.add_argument(
+        "--vtdm4", type=float,
+        help="FV3's vtdm4: coefficient of the vorticity damping, dimensionless, below d4_bg "
+        "(dynamics fv3 with --do-vort-damp, default 0)",
     )
     run.add_argument(
         "--nord", type=int, choices=[0, 1, 2, 3],
@@ -136,7 +146,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 #: the options of `fv3 run` that set an FV3Config key of the same name
 CONFIG_OPTIONS = ("case", "resolution", "days", "layout", "backend", "dt", "courant", "hord",
                   "alpha", "n_split", "dddmp", "nord", "d4_bg", "dynamics", "constants",
-                  "fv3_dddmp", "d2_bg", "print_freq")  # fmt: skip
+                  "fv3_dddmp", "d2_bg", "do_vort_damp", "vtdm4", "print_freq")  # fmt: skip
 
 
 def _config(args: argparse.Namespace):
