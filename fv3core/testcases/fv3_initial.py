@@ -3,6 +3,20 @@
 :func:`init_case` sets FV3's prognostic shallow-water state on the six tiles of an
 :class:`~fv3core.grid.fv3_metric.FV3Cube` as the Fortran does (``SW_DYNAMICS``, ``npz = 1``):
 
+* ``test_case = 1``: Williamson TC1, FV3's cosine bell ``delp = gh0/2 (1 + cos(pi r/r0))`` for
+  r < r0 = a/3 (``gh0 = 1``, centre (pi/2 + pi_shift, 0), ``pi_shift = 0``; r FV3's
+  ``great_circle_dist`` from the cell centre, on every point of the data domain, the cube-corner
+  halo included) carried by solid-body rotation (``u0 = 2 pi a / 12 days``, angle ``alpha``):
+  ``init_winds`` with ``defOnGrid = 1`` -- C-grid winds ``uc``, ``vc`` from the stream function
+  ``psi = -u0 a (sin(lat) cos(alpha) - cos(lon) cos(lat) sin(alpha))`` at the cell corners,
+  ``uc = -(psi(i,j+1) - psi(i,j)) / dy``, ``vc = (psi(i+1,j) - psi(i,j)) / dx`` (the discrete
+  flow is non-divergent), updated as a C-grid vector and corner-filled (``fill_corners``
+  ``CGRID``, ``VECTOR``); ``ctoa`` (2-point means of ``uc dy``, ``vc dx`` over ``dya``, ``dxa``)
+  and ``atod`` (2-point means of ``ua dya``, ``va dxa`` over ``dyc``, ``dxc``) give the D-grid
+  ``u``, ``v``, updated as a D-grid vector and corner-filled (``DGRID``, ``VECTOR``).  FV3's
+  D-grid winds of this case are thus the face-normal C-grid winds averaged twice, not the
+  tangential projection of the other cases; the dynamics of ``test_case = 1`` reads only
+  ``uc``, ``vc`` (:attr:`FV3InitialState.uc`, :attr:`FV3InitialState.vc`);
 * ``test_case = 2``: Williamson TC2, steady zonal geostrophic flow, ``gh0 = 2.94e4``,
   ``u0 = 2 pi a / 12 days``, rotated by the cube's ``alpha``;
 * ``5``: Williamson TC5, zonal flow (``u0 = 20 m/s``, ``h0 = 5960 m``) over the 2000 m cone mountain
@@ -27,12 +41,16 @@ halos: ``delp`` and ``phis`` updated as scalars (0 in the cube-corner regions), 
 D-grid vector (FV3's ``mp_update_dwinds`` / the ``mode = 1`` update of ``cubed_to_latlon``; 0 in the
 corner regions, where FV3 leaves the zeros of the allocation).  ``ua``, ``va``: FV3's
 ``cubed_to_latlon`` with ``c2l_ord = 4`` of ``u``, ``v`` (what FV3 writes as ``ua_ic``, ``va_ic``).
+
+:func:`cosine_bell` is TC1's exact solution at any time: the same bell about the centre rotated
+rigidly by the solid-body flow (it equals the initial ``delp`` bit for bit at t = 0).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -44,6 +62,7 @@ from fv3core.grid.fv3_metric import (
     FV3Cube,
     cos,
     exp,
+    fill_corners_pair,
     fpow,
     get_latlon_vector,
     get_unit_vect2,
@@ -55,13 +74,18 @@ from fv3core.grid.fv3_metric import (
     sin,
 )
 from fv3core.grid.metric import SubdomainSpec
+from fv3core.testcases.williamson import CosineBell, SolidBodyFlow
+from mapping.cluster import Communicator, CubedSpherePartitioner, VectorHalo
 
 PI = math.pi
 #: GFS/UFS gravity (FMS constants_mod as SHiELD builds it)
 GRAV_UFS = 9.80665
+#: test_cases.F90 ``pi_shift``: the initial longitude of TC1's cosine bell is pi/2 + pi_shift
+PI_SHIFT = 0.0
 
 #: FV3 test_case numbers of the solo shallow-water cases ported here
 TEST_CASES = {
+    1: "Williamson TC1 (cosine-bell advection by solid-body rotation)",
     2: "Williamson TC2 (steady zonal geostrophic flow)",
     5: "Williamson TC5 (zonal flow over an isolated mountain)",
     6: "Williamson TC6 (Rossby-Haurwitz wave 4)",
@@ -91,7 +115,8 @@ class _Heights:
 class FV3RankState(_Heights):
     """One rank's initial state (arrays as :class:`~fv3core.grid.fv3_metric.FV3MetricTerms`):
     ``delp``, ``phis`` (cells, m^2/s^2), ``u`` (y-faces), ``v`` (x-faces), ``ua``, ``va`` (cells, m/s;
-    compute domain only, NaN in the halo)."""
+    compute domain only, NaN in the halo); ``test_case = 1`` also the prescribed C-grid winds
+    ``uc`` (x-faces), ``vc`` (y-faces) with their halos (m/s; None for the other cases)."""
 
     spec: SubdomainSpec
     grav: float
@@ -101,6 +126,9 @@ class FV3RankState(_Heights):
     v: np.ndarray = field(repr=False)
     ua: np.ndarray = field(repr=False)
     va: np.ndarray = field(repr=False)
+    test_case: int = 2
+    uc: np.ndarray | None = field(default=None, repr=False)
+    vc: np.ndarray | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True, eq=False)
@@ -117,6 +145,9 @@ class FV3InitialState(_Heights):
     v: np.ndarray = field(repr=False)
     ua: np.ndarray = field(repr=False)
     va: np.ndarray = field(repr=False)
+    #: ``test_case = 1``: the prescribed C-grid winds (x-faces, y-faces; m/s), else None
+    uc: np.ndarray | None = field(default=None, repr=False)
+    vc: np.ndarray | None = field(default=None, repr=False)
 
     def for_rank(self, spec: SubdomainSpec) -> FV3RankState:
         """One rank's part (compute domain and halo)."""
@@ -136,11 +167,13 @@ class FV3InitialState(_Heights):
                 ("va", "center"),
             )  # fmt: skip
         }
-        return FV3RankState(spec=spec, grav=self.grav, **cut)
+        if self.uc is not None and self.vc is not None:
+            cut["uc"], cut["vc"] = rank_slice(self.uc, spec, "x"), rank_slice(self.vc, spec, "y")
+        return FV3RankState(spec=spec, grav=self.grav, test_case=self.test_case, **cut)
 
 
 def init_case(cube: FV3Cube, test_case: int, *, grav: float = GRAV_UFS) -> FV3InitialState:
-    """FV3's ``init_case`` (shallow water) for ``test_case`` 2, 5, 6 or 7 on ``cube`` (whose
+    """FV3's ``init_case`` (shallow water) for ``test_case`` 1, 2, 5, 6 or 7 on ``cube`` (whose
     ``radius``, ``omega`` and ``alpha`` it uses); ``grav`` in m/s^2."""
     if test_case not in TEST_CASES:
         known = ", ".join(f"{k} ({v})" for k, v in TEST_CASES.items())
@@ -164,8 +197,14 @@ def init_case(cube: FV3Cube, test_case: int, *, grav: float = GRAV_UFS) -> FV3In
     v = np.zeros(halos.shape("x"))
     cs = r(1, n)
     alon, alat = points_at(agrid, cs, cs)
+    uc = vc = None
 
-    if test_case in (2, 5):
+    if test_case == 1:
+        ubar = (2.0 * PI * radius) / (12.0 * 86400.0)
+        delp[...] = cosine_bell(agrid, radius, alpha)
+        uc, vc = _cgrid_winds(cube, F, ubar)
+        u[:, cs, r(1, npy)], v[:, r(1, npx), cs] = _ctoa_atod(uc, vc, f, F)
+    elif test_case in (2, 5):
         if test_case == 2:
             ubar = (2.0 * PI * radius) / (12.0 * 86400.0)
             gh0 = 2.94e4
@@ -224,6 +263,8 @@ def init_case(cube: FV3Cube, test_case: int, *, grav: float = GRAV_UFS) -> FV3In
     halos.update(delp, "center")
     halos.update(phis, "center")
     halos.update_pair(v, u, vector=True)
+    if test_case == 1:  # atod's fill_corners(u, v, VECTOR=.true., DGRID=.true.)
+        fill_corners_pair(u, v, F, "D", -1.0)
 
     ua = np.full(halos.shape("center"), 1.0e30)
     va = np.full(halos.shape("center"), 1.0e30)
@@ -232,7 +273,72 @@ def init_case(cube: FV3Cube, test_case: int, *, grav: float = GRAV_UFS) -> FV3In
         m = cube.metric_terms(spec)
         a, b = c2l_ord4(u[t], v[t], m)
         ua[t, cs, cs], va[t, cs, cs] = a[cs, cs], b[cs, cs]
-    return FV3InitialState(cube, test_case, float(grav), delp, phis, u, v, ua, va)
+    return FV3InitialState(cube, test_case, float(grav), delp, phis, u, v, ua, va, uc, vc)
+
+
+def cosine_bell(points: tuple[np.ndarray, np.ndarray], radius: float, alpha: float,
+                t: float = 0.0) -> np.ndarray:  # fmt: skip
+    """TC1's ``delp`` at ``points`` ((lon, lat) in radians, e.g. ``agrid``) at time ``t`` (s):
+    FV3's bell ``gh0/2 (1 + cos(pi r/r0))`` for r < r0 = a/3, else 0 (``gh0 = 1``, FV3's
+    ``great_circle_dist`` r), about the initial centre (pi/2 + pi_shift, 0) rotated by the
+    solid-body flow of angle ``alpha`` through ``2 pi t / 12 days`` (the exact solution)."""
+    gh0 = 1.0
+    r0 = radius / 3.0
+    lon_c, lat_c = PI / 2.0 + PI_SHIFT, 0.0
+    if t != 0.0:
+        bell = CosineBell(SolidBodyFlow(alpha=alpha, radius=radius), lon_c=lon_c, lat_c=lat_c)
+        lon_c, lat_c = bell.centre(t)
+    shape = np.shape(points[0])
+    p1 = (np.full(shape, lon_c), np.full(shape, lat_c))
+    dist = great_circle_dist(p1, points, radius)
+    phis = 0.0
+    return np.where(dist < r0, phis + gh0 * 0.5 * (1.0 + cos(PI * dist / r0)), phis)
+
+
+def _cgrid_winds(cube: FV3Cube, F: FortranIndex, ubar: float) -> tuple[np.ndarray, np.ndarray]:
+    """``init_winds`` ``defOnGrid = 1``: ``uc`` (x-faces), ``vc`` (y-faces) from the stream
+    function at the corners on the compute faces, the C-grid vector halo update
+    (``CGRID_NE``) and ``fill_corners(uc, vc, VECTOR=.true., CGRID=.true.)``."""
+    n, h, npx, npy, r = F.n, F.h, F.npx, F.npy, F.r
+    f, radius, halos = cube.fields, cube.radius, cube.halos
+    sa, ca = math.sin(cube.alpha), math.cos(cube.alpha)
+    lon, lat = f["grid"][..., 0], f["grid"][..., 1]
+    psi_b = -1.0 * ubar * radius * (sin(lat) * ca - cos(lon) * cos(lat) * sa)
+    uc = np.full(halos.shape("x"), np.nan)
+    vc = np.full(halos.shape("y"), np.nan)
+    cs, ce, fi, fj = r(1, n), r(2, npx), r(1, npx), r(1, npy)  # cells, +1, faces along i, j
+    vc[:, cs, fj] = (psi_b[:, ce, fj] - psi_b[:, cs, fj]) / f["dx"][:, cs, fj]
+    uc[:, fi, cs] = -1.0 * (psi_b[:, fi, r(2, npy)] - psi_b[:, fi, cs]) / f["dy"][:, fi, cs]
+    communicator = Communicator.in_process(CubedSpherePartitioner(layout=(1, 1)))
+    communicator.halo_updater({t: [VectorHalo(uc[t], vc[t], h, grid="C", sync_edges=False)]
+                               for t in range(N_TILES)}).update()  # fmt: skip
+    fill_corners_pair(uc, vc, F, "C", -1.0)
+    return uc, vc
+
+
+def _ctoa_atod(uc: np.ndarray, vc: np.ndarray, f: dict, F: FortranIndex) -> tuple[Any, Any]:
+    """``init_winds`` ``defOnGrid = 1`` after the C-grid winds: ``ctoa`` (``interpOrder = 1``:
+    ``ua = 0.5 (uc dy + uc(i+1) dy(i+1)) / dya``, ``va`` likewise with ``vc dx`` over ``dxa``) and
+    ``atod`` (``u = 0.5 (ua(j-1) dya(j-1) + ua dya) / dyc``, ``v`` likewise along i over
+    ``dxc``): the D-grid ``u`` (y-faces, i = 1..n, j = 1..npy) and ``v`` (x-faces, i = 1..npx,
+    j = 1..n) of the compute domain; their halos are the vector update's and corner fill's."""
+    n, npx, npy, r = F.n, F.npx, F.npy, F.r
+    dx, dy, dxa, dya, dxc, dyc = (f[k] for k in ("dx", "dy", "dxa", "dya", "dxc", "dyc"))
+    cs, rows, cols = r(1, n), r(0, npy), r(0, npx)
+    # ctoa on the cells the compute faces need: rows j = 0..npy (ua), columns i = 0..npx (va)
+    west, east = uc[:, cs, rows] * dy[:, cs, rows], uc[:, r(2, npx), rows] * dy[:, r(2, npx), rows]
+    ua = 0.5 * (west + east) / dya[:, cs, rows]
+    south, north = (
+        vc[:, cols, cs] * dx[:, cols, cs],
+        vc[:, cols, r(2, npy)] * dx[:, cols, r(2, npy)],
+    )
+    va = 0.5 * (south + north) / dxa[:, cols, cs]
+    # atod: u(i, j) from ua(i, j-1), ua(i, j); v(i, j) from va(i-1, j), va(i, j)
+    t = ua * dya[:, cs, rows]
+    u = 0.5 * (t[:, :, :-1] + t[:, :, 1:]) / dyc[:, cs, r(1, npy)]
+    t = va * dxa[:, cols, cs]
+    v = 0.5 * (t[:, :-1, :] + t[:, 1:, :]) / dxc[:, r(1, npx), cs]
+    return u, v
 
 
 def _corner_cells(F: FortranIndex) -> np.ndarray:
