@@ -12,6 +12,7 @@ from fv3core.testcases.fv3_initial import init_case
 from fv3core.transliteration.dyn_core import ShallowWaterCore, SWNamelist, TileFields
 from fv3core.transliteration.farray import FArray, FVector
 from fv3core.transliteration.grid import Bounds, Grid
+from fv3core.transliteration.sw_advection import AdvectionCore
 
 _EDGES = ("edge_w", "edge_e", "edge_s", "edge_n")
 
@@ -67,8 +68,12 @@ class TransliteratedRun:
             f.phis.data[...] = state.phis
             f.u.data[...] = state.u
             f.v.data[...] = state.v
+            if state.uc is not None and state.vc is not None:  # test_case 1: prescribed winds
+                f.uc.data[...] = state.uc
+                f.vc.data[...] = state.vc
         self.decomposition = decomposition
-        self.core = ShallowWaterCore(grids, fields, nml, decomposition.communicator)
+        core = AdvectionCore if test_case == 1 else ShallowWaterCore
+        self.core = core(grids, fields, nml, decomposition.communicator)
         self.time = 0.0
 
     def step(self) -> None:
