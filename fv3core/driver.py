@@ -73,9 +73,10 @@ def log_printout(case: str, seconds: float, diagnostics: dict[str, float]) -> No
 
 
 def experiment_for(config: FV3Config) -> Experiment:
-    """The experiment of ``config.case``: TC1 transport or a shallow-water case, the latter
-    with the geometric scheme or (``dynamics="fv3"``) FV3's."""
-    if config.is_dynamics and config.dynamics == "fv3":
+    """The experiment of ``config.case``: with ``dynamics="fv3"`` FV3's scheme (TC1 too: FV3's
+    ``test_case = 1``), otherwise TC1 transport or a shallow-water case of the geometric
+    scheme."""
+    if config.dynamics == "fv3":
         from fv3core.fv3_model import FV3ShallowWaterExperiment
 
         return FV3ShallowWaterExperiment(config)

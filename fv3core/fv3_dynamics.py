@@ -19,9 +19,14 @@ Per acoustic step (``dt = dt_atmos / n_split``), as FV3:
    step FV3's ``mpp_get_boundary``: the shared boundary points from the neighbour.
 
 The large step starts with the scalar update of ``delp`` and the D-grid update of ``u``, ``v``
-(FV3's ``fv_dynamics``).  Halo updates go through :class:`mapping.cluster.Communicator`
-halo updaters, which reproduce FMS's ``mpp_update_domains`` value for value, so one process
-with all ranks, 6 or 24 ranks and ``mpiexec`` give bitwise the same fields.
+(FV3's ``fv_dynamics``).  FV3's ``test_case = 1`` (Williamson TC1, the state's prescribed C-grid
+winds ``uc``, ``vc``) skips everything of ``dyn_core``'s ``test_case > 1`` blocks: per acoustic
+step only ``d_sw``'s advection of ``delp``
+(:class:`~fv3core.stencils.fv3_delp_advection.FV3DelpAdvection`) and the scalar update of
+``delp``; the large step's updates are never completed there, the winds never change.  Halo
+updates go through :class:`mapping.cluster.Communicator` halo updaters, which reproduce FMS's
+``mpp_update_domains`` value for value, so one process with all ranks, 6 or 24 ranks and
+``mpiexec`` give bitwise the same fields.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from fv3core.grid.fv3_metric import FV3MetricTerms
 from fv3core.grid.fv3_storages import FV3GridStorages
 from fv3core.stencils.fv3_c_sw import FV3CGridShallowWater
 from fv3core.stencils.fv3_d_sw import FV3DGridShallowWater
+from fv3core.stencils.fv3_delp_advection import FV3DelpAdvection
 from fv3core.stencils.fv3_divergence_damping import FV3DivergenceDamping
 from fv3core.stencils.fv3_pressure_gradient import (
     CGridPressureGradient,
@@ -95,15 +101,24 @@ class FV3RankDynamics:
         self.divg_d = alloc(CORNER_DIMS)
         self.pk, self.gz = alloc((X_DIM, Y_DIM, Z_INTERFACE_DIM)), alloc((X_DIM, Y_DIM, Z_INTERFACE_DIM))
         phis_2d = from_numpy(np.ascontiguousarray(to_numpy(self.phis)[:, :, 0]), backend)
+        #: FV3's test_case = 1: only d_sw's advection of delp by the prescribed uc, vc
+        self.advection_only = state.test_case == 1
+        # dyn_core's vorticity damping of one layer (no sponge): nord_v, damp_vt
+        nord_v, damp_v = min(2, config.nord), config.vtdm4 if config.do_vort_damp else 0.0
+        if self.advection_only:
+            self.uc, self.vc = initial(state.uc, face_dims(X)), initial(state.vc, face_dims(Y))
+            advection = FV3DelpAdvection(grid_factory, grid, spec, dt, config.hord_dp,
+                                         nord_v=nord_v, damp_v=damp_v)  # fmt: skip
+            self.d_grid = advection.bind(self.delp, self.uc, self.vc)
+            self.c_grid = self.c_grid_pressure = self.d_grid_pressure = []
+            return
 
         dt2 = 0.5 * dt
         c_sw = FV3CGridShallowWater(grid_factory, grid, spec, config.nord, dt2)
         damping = FV3DivergenceDamping(grid_factory, grid, spec, config.nord, config.fv3_dddmp,
                                        config.d2_bg, config.d4_bg, dt)  # fmt: skip
-        # dyn_core's vorticity damping of one layer (no sponge): nord_v, damp_vt
         d_sw = FV3DGridShallowWater(grid_factory, grid, spec, dt, config.hord_dp, config.hord_mt,
-                                    config.hord_vt, damping, nord_v=min(2, config.nord),
-                                    damp_v=config.vtdm4 if config.do_vort_damp else 0.0)  # fmt: skip
+                                    config.hord_vt, damping, nord_v=nord_v, damp_v=damp_v)  # fmt: skip
         geopk_c = FV3Geopotential(grid_factory, cgrid=True)
         geopk_d = FV3Geopotential(grid_factory, cgrid=False)
         #: FV3's sequence, cut where a halo update comes between
@@ -140,6 +155,7 @@ class FV3ShallowWaterDynamics:
         self.ranks = {r: FV3RankDynamics(factory, m, states[r], config, self.acoustic_dt)
                       for r, m in sorted(metrics.items())}  # fmt: skip
         h = next(iter(metrics.values())).spec.n_halo
+        self.advection_only = all(d.advection_only for d in self.ranks.values())
 
         def updater(halos: Callable[[FV3RankDynamics], list[Any]]) -> ExchangeGroup:
             return communicator.halo_updater({r: halos(d) for r, d in self.ranks.items()},
@@ -167,6 +183,11 @@ class FV3ShallowWaterDynamics:
 
     def step(self) -> None:
         """One large time step."""
+        if self.advection_only:  # test_case = 1
+            for _ in range(self.n_split):
+                self._run(lambda d: d.d_grid)
+                self._exchange(self._delp)
+            return
         self._exchange(self._delp)
         self._exchange(self._d_winds)
         for it in range(1, self.n_split + 1):

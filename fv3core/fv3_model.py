@@ -2,7 +2,10 @@
 FV3's grid (:class:`~fv3core.grid.fv3_metric.FV3Cube`), FV3's initial conditions
 (:func:`~fv3core.testcases.fv3_initial.init_case`), FV3's acoustic loop, and FV3's own
 diagnostics (the ``SWNORMS``/``SWINV`` of the reference runs: errors against the state at t = 0,
-A-grid winds by ``c2l_ord4``), with the physical constants of ``config.constants``."""
+A-grid winds by ``c2l_ord4``), with the physical constants of ``config.constants``.  FV3's
+``test_case = 1`` (``williamson1``: ``delp`` advected by the prescribed C-grid winds) is
+diagnosed against its exact solution instead, the initial bell rotated rigidly
+(:func:`~fv3core.testcases.fv3_initial.cosine_bell`)."""
 
 from __future__ import annotations
 
@@ -17,13 +20,13 @@ from fv3core.fv3_dynamics import FV3ShallowWaterDynamics
 from fv3core.grid.cubed_to_latlon import c2l_ord4
 from fv3core.grid.fv3_metric import FV3Cube, FV3MetricTerms
 from fv3core.model import Analysis, GlobalGrid, RankFields
-from fv3core.testcases.fv3_initial import FV3InitialState, init_case
-from fv3core.validation.norms import ShallowWaterFields, dgrid_vorticity, sw_norms
+from fv3core.testcases.fv3_initial import FV3InitialState, cosine_bell, init_case
+from fv3core.validation.norms import ShallowWaterFields, dgrid_vorticity, invariants, sw_norms
 from stencils.factory import StencilFactory
 
 #: FV3's ``test_case`` of each fv3core case name (tools/test_cases.F90)
-FV3_TEST_CASES: dict[str, int] = {"williamson2": 2, "williamson5": 5, "williamson6": 6,
-                                  "galewsky": 7}  # fmt: skip
+FV3_TEST_CASES: dict[str, int] = {"williamson1": 1, "williamson2": 2, "williamson5": 5,
+                                  "williamson6": 6, "galewsky": 7}  # fmt: skip
 
 
 class FV3ShallowWaterModel:
@@ -104,10 +107,18 @@ class FV3ShallowWaterExperiment:
     def cfl_rate(self, rank: Rank) -> float:
         """max over the rank's compute cells of ``(|V| + sqrt(g D)) / min(dxa, dya)`` of FV3's
         initial state (1/s): the acoustic CFL rate, for the automatic time step and the
-        stability check of ``dt``."""
+        stability check of ``dt``; ``test_case = 1``: the largest |Courant number| per second of
+        ``d_sw``'s advection, ``|uc| / sina_u * rdxa`` of either cell beside each compute face
+        (y: ``vc``, ``sina_v``, ``rdya``)."""
         m, state = self.metric(rank), self.initial.for_rank(rank.spec)
         h, nx, ny = rank.spec.n_halo, rank.spec.nx, rank.spec.ny
         cells = (slice(h, h + nx), slice(h, h + ny))
+        if state.uc is not None and state.vc is not None:
+            fx, fy = (slice(h, h + nx + 1), cells[1]), (cells[0], slice(h, h + ny + 1))
+            rx = np.maximum(m.rdxa[h - 1 : h + nx, h : h + ny], m.rdxa[h : h + nx + 1, h : h + ny])
+            ry = np.maximum(m.rdya[h : h + nx, h - 1 : h + ny], m.rdya[h : h + nx, h : h + ny + 1])
+            return float(max((np.abs(state.uc[fx]) / m.sina_u[fx] * rx).max(),
+                             (np.abs(state.vc[fy]) / m.sina_v[fy] * ry).max()))  # fmt: skip
         speed = np.hypot(state.ua[cells], state.va[cells]) + np.sqrt(state.delp[cells])
         return float((speed / np.minimum(m.dxa[cells], m.dya[cells])).max())
 
@@ -123,7 +134,10 @@ class FV3ShallowWaterExperiment:
                 grid: GlobalGrid, t_end: float) -> Analysis:  # fmt: skip
         """FV3's SWNORMS/SWINV against the state at t = 0 (under fv3core's diagnostic names:
         ``l1``/``l2``/``linf`` of the free-surface height, ``wind_*`` of the A-grid wind,
-        ``*_relative_change`` of mass, energy and potential enstrophy, ``h_min``/``h_max``)."""
+        ``*_relative_change`` of mass, energy and potential enstrophy, ``h_min``/``h_max``);
+        ``test_case = 1``: :meth:`analyse_advection`."""
+        if FV3_TEST_CASES[self.config.case] == 1:
+            return self.analyse_advection(start, end, grid, t_end)
         norms = sw_norms(ShallowWaterFields.from_output(end), ShallowWaterFields.from_output(start),
                          grid.area, gravity=self.constants.grav)  # fmt: skip
         names = {"h_l1": "l1", "h_l2": "l2", "h_linf": "linf", "v_l1": "wind_l1",
@@ -133,4 +147,29 @@ class FV3ShallowWaterExperiment:
         diagnostics = {ours: float(norms[fv3]) for fv3, ours in names.items()}
         fields = {"h": end["h"], "u": end["u"], "v": end["v"], "vorticity": end["vorticity"],
                   "h_initial": start["h"], "surface": end["surface"]}  # fmt: skip
+        return Analysis(fields, diagnostics)
+
+    def analyse_advection(self, start: Mapping[str, np.ndarray], end: Mapping[str, np.ndarray],
+                          grid: GlobalGrid, t_end: float) -> Analysis:  # fmt: skip
+        """TC1's SWNORMS-style diagnostics at ``t_end`` (s): ``l1``/``l2``/``linf`` of the depth
+        against the exact solution :func:`~fv3core.testcases.fv3_initial.cosine_bell` at the cell
+        centres (Williamson et al. 1992, eqs. 82-84, sums in FV3's order), ``wind_*`` of the
+        A-grid wind against t = 0 (the winds are prescribed: 0), ``mass_relative_change`` and
+        ``energy_relative_change`` against t = 0, ``h_min``/``h_max``; field ``h_exact``."""
+        cube, g = self.initial.cube, self.constants.grav
+        h, n = cube.n_halo, cube.resolution
+        agrid = cube.fields["agrid"][:, h : h + n, h : h + n]
+        exact = cosine_bell((agrid[..., 0], agrid[..., 1]), cube.radius, cube.alpha, t_end)
+        exact = exact * (1.0 / g)  # FV3's depth: delp * (1/grav)
+        now = ShallowWaterFields(end["depth"], end["surface"], end["u"], end["v"])
+        then = ShallowWaterFields(start["depth"], start["surface"], start["u"], start["v"])
+        truth = ShallowWaterFields(exact, start["surface"], start["u"], start["v"])
+        norms = sw_norms(now, truth, grid.area, gravity=g,
+                         initial_invariants=invariants(then, grid.area, g))  # fmt: skip
+        names = {"h_l1": "l1", "h_l2": "l2", "h_linf": "linf", "v_l1": "wind_l1",
+                 "v_l2": "wind_l2", "v_linf": "wind_linf", "mass_n": "mass_relative_change",
+                 "energy_n": "energy_relative_change", "Hmin": "h_min", "Hmax": "h_max"}  # fmt: skip
+        diagnostics = {ours: float(norms[fv3]) for fv3, ours in names.items()}
+        fields = {"h": end["h"], "h_exact": exact + start["surface"], "u": end["u"],
+                  "v": end["v"], "h_initial": start["h"], "surface": end["surface"]}  # fmt: skip
         return Analysis(fields, diagnostics)
