@@ -68,8 +68,8 @@ def c12(c12_tc2) -> dict[int, RankCase]:
     return perturbed(c12_tc2, seed=7)
 
 
-def _storage(a: np.ndarray) -> Any:
-    return from_numpy(np.ascontiguousarray(a, dtype=np.float64)[:, :, None], "numpy")
+def _storage(a: np.ndarray, backend: str = "numpy") -> Any:
+    return from_numpy(np.ascontiguousarray(a, dtype=np.float64)[:, :, None], backend)
 
 
 def _faces(nx: int, ny: int) -> tuple[tuple[int, int], tuple[int, int]]:
@@ -81,7 +81,7 @@ def _check_fluxes(factory: StencilFactory, metric: FV3MetricTerms, g: Any, q: np
     """FV3DelnFlux of ``q`` (cells with halo) equals the transliteration bit for bit: as
     ``deln_flux`` (added to random fluxes of the diffusive fluxes' size) and as ``del6_vt_flux``
     (written), on the compute faces; the damping is not negligible there."""
-    spec, b = metric.spec, g.bd
+    spec, b, be = metric.spec, g.bd, factory.backend
     nx, ny = spec.nx, spec.ny
     grid = FV3GridStorages(metric, factory.backend)
     gf = factory.on_grid(GridIndexing(nx, ny, 1, H))
@@ -94,8 +94,8 @@ def _check_fluxes(factory: StencilFactory, metric: FV3MetricTerms, g: Any, q: np
     fy2 = FArray.full((b.isd, b.jsd), (b.ied, b.jed + 1), np.nan)
     del6_vt_flux(nord, g.npx, g.npy, damp, FArray(q.copy(), (b.isd, b.jsd)), d2, fx2, fy2, g)
     ref_x, ref_y = fx2.data[xi, yc], fy2.data[xc, yj]
-    fx, fy = _storage(np.zeros(xs)), _storage(np.zeros(ys))
-    for launch in FV3DelnFlux(gf, grid, spec, nord, damp, add=False).bind(_storage(q), fx, fy):
+    fx, fy = _storage(np.zeros(xs), be), _storage(np.zeros(ys), be)
+    for launch in FV3DelnFlux(gf, grid, spec, nord, damp, add=False).bind(_storage(q, be), fx, fy):
         launch()
     np.testing.assert_array_equal(np.asarray(fx)[xi, yc, 0], ref_x)
     np.testing.assert_array_equal(np.asarray(fy)[xc, yj, 0], ref_y)
@@ -107,8 +107,8 @@ def _check_fluxes(factory: StencilFactory, metric: FV3MetricTerms, g: Any, q: np
     fy_ref = FArray(fy0[xc, yj].copy(), (b.is_, b.js))
     deln_flux(nord, b.is_, b.ie, b.js, b.je, g.npx, g.npy, damp,
               FArray(q.copy(), (b.isd, b.jsd)), fx_ref, fy_ref, g)  # fmt: skip
-    fx, fy = _storage(fx0), _storage(fy0)
-    for launch in FV3DelnFlux(gf, grid, spec, nord, damp, add=True).bind(_storage(q), fx, fy):
+    fx, fy = _storage(fx0, be), _storage(fy0, be)
+    for launch in FV3DelnFlux(gf, grid, spec, nord, damp, add=True).bind(_storage(q, be), fx, fy):
         launch()
     np.testing.assert_array_equal(np.asarray(fx)[xi, yc, 0], fx_ref.data)
     np.testing.assert_array_equal(np.asarray(fy)[xc, yj, 0], fy_ref.data)
@@ -337,3 +337,14 @@ def test_keys_in_config_namelist_and_cli(c12, tmp_path) -> None:
     with pytest.raises(FV3ConfigError, match="nord_v=3"):
         FV3DelnFlux(StencilFactory("numpy").on_grid(GridIndexing(12, 12, 1, H)),
                     FV3GridStorages(metric, "numpy"), metric.spec, 3, 1.0, add=True)
+
+
+@pytest.mark.slow
+def test_deln_flux_gt_cpu_ifirst_equals_transliteration_c12(c12) -> None:
+    """gt:cpu_ifirst at C12 (all six tiles, nord 2 and 0): bit for bit the transliteration, as
+    numpy is."""
+    factory = StencilFactory("gt:cpu_ifirst")
+    rng = np.random.default_rng(2)
+    for case in c12.values():
+        for nord in (2, 0):
+            _check_fluxes(factory, case.metric, case.grid, case.arrays["delp"], nord, rng)
