@@ -324,6 +324,14 @@ def test_finite_volume_transport_equals_fv_tp_2d_layout_3x3(factory, hord: int) 
     _check_transport(factory, transport_cases(12, 3, seed=4), hord)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("hord", [6, 10])
+def test_finite_volume_transport_gt_cpu_ifirst_equals_fv_tp_2d(c12, hord: int) -> None:
+    """The compiled backend gt:cpu_ifirst: ``FiniteVolumeTransport`` equals the transliterated
+    ``fv_tp_2d`` bit for bit on all six tiles at C12 (4-6 C++ builds, minutes cold)."""
+    _check_transport(StencilFactory("gt:cpu_ifirst"), c12, hord)
+
+
 # --- properties: monotonicity and convergence -----------------------------------------------
 
 
