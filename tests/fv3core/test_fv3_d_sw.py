@@ -355,8 +355,8 @@ def test_launch_count_and_refusals(factory, c12) -> None:
         *(st[n] for n in FIELDS))) == 26  # fmt: skip
     with pytest.raises(FV3ConfigError, match="iord=7"):
         FV3DGridShallowWater(gf, grid, spec, DT, 8, 7, 8, None)
-    with pytest.raises(FV3ConfigError, match="hord=6"):
-        FV3DGridShallowWater(gf, grid, spec, DT, 6, 8, 8, None)
+    with pytest.raises(FV3ConfigError, match="hord=7"):
+        FV3DGridShallowWater(gf, grid, spec, DT, 7, 8, 8, None)
     with pytest.raises(FV3ConfigError, match="dt"):
         FV3DGridShallowWater(gf, grid, spec, 0.0, 8, 8, 8, None)
 

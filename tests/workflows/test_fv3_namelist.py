@@ -135,11 +135,11 @@ def test_the_namelist_enters_the_step_hash(namelist, tmp_path) -> None:
 def test_fv3_step_refuses_a_namelist_fv3core_cannot_read(namelist, tmp_path) -> None:
     with pytest.raises(SpecError, match="namelist: file not found"):
         _spec({"namelist": "nope.nml"}, tmp_path)
-    namelist.write_text(NAMELIST.replace("hord_mt = 8", "hord_mt = 6"))
+    namelist.write_text(NAMELIST.replace("hord_mt = 8", "hord_mt = 7"))
     with pytest.raises(SpecError) as info:
         _spec({"namelist": "input.nml"}, tmp_path)
     msg = str(info.value)
-    assert "steps[0] (tc2).namelist:" in msg and "hord_mt = 6 is not supported" in msg
+    assert "steps[0] (tc2).namelist:" in msg and "hord_mt = 7 is not supported" in msg
     namelist.write_text(NAMELIST)
     with pytest.raises(SpecError, match=r"steps\[0\] \(tc2\[resolution=10\]\)\.namelist: .*"
                                         r"resolution C10 is not divisible by layout 3"):  # fmt: skip
