@@ -61,7 +61,9 @@ class FV3Config:
     ``dddmp``, the Smagorinsky coefficient; renamed because ``dddmp`` is the geometric
     scheme's), ``hord_mt``/``hord_vt``/``hord_dp``, ``do_vort_damp`` and ``vtdm4`` (FV3's
     vorticity damping: del-(2 min(2, nord) + 2) flux damping of ``delp`` and the vorticity with
-    coefficient ``vtdm4``, only when ``do_vort_damp``; ``vtdm4`` alone does nothing, as in FV3).
+    coefficient ``vtdm4``, only when ``do_vort_damp``; ``vtdm4`` alone does nothing, as in FV3),
+    ``beta`` (FV3's off-centring of the D-grid pressure gradient, ``grad1_p_update``; 0 <= beta < 1,
+    0 = fully backward).
     A key of the other scheme set away from its default is refused. ``constants`` names the
     physical constants (fv3core.constants): ``williamson`` by default, ``ufs`` (the GFS/UFS set of
     the Fortran reference runs) when read from an FV3 namelist. ``print_freq``: FV3's, hours between diagnostic printouts
@@ -88,6 +90,7 @@ class FV3Config:
     d2_bg: float = 0.0
     do_vort_damp: bool = False
     vtdm4: float = 0.0
+    beta: float = 0.0
     hord_mt: int | None = None  # None: hord (set in __post_init__)
     hord_vt: int | None = None
     hord_dp: int | None = None
@@ -147,6 +150,9 @@ class FV3Config:
         for key in ("d4_bg", "fv3_dddmp", "d2_bg", "vtdm4"):
             if not (math.isfinite(getattr(self, key)) and getattr(self, key) >= 0.0):
                 raise FV3ConfigError(f"{key}={getattr(self, key)}: use a coefficient >= 0")
+        if not (math.isfinite(self.beta) and 0.0 <= self.beta < 1.0):
+            raise FV3ConfigError(f"beta={self.beta}: the off-centring of the pressure gradient "
+                                 "must be 0 <= beta < 1 (FV3's proper range 0-0.45)")  # fmt: skip
         if self.nz != 1:
             raise FV3ConfigError(f"nz={self.nz}: the shallow-water configuration has nz = 1")
         if self.dynamics == "geometric":
@@ -172,6 +178,11 @@ class FV3Config:
 
     def _check_geometric(self) -> None:
         """Refuse FV3-scheme keys that the geometric scheme would not honour."""
+        if self.beta != 0.0:
+            raise FV3ConfigError(
+                f"beta={self.beta} (FV3's off-centred pressure gradient) is read by "
+                "dynamics='fv3' only: set beta=0 or dynamics='fv3'"
+            )
         if self.do_vort_damp:  # vtdm4 alone does nothing, in FV3 too
             raise FV3ConfigError(
                 f"do_vort_damp=True (FV3's vorticity damping, vtdm4={self.vtdm4}) is read by "
@@ -254,7 +265,7 @@ class FV3Config:
 
         From the namelist: case (test_case), resolution (npx - 1), layout, days (main_nml
         days/hours/minutes/seconds), dt (dt_atmos), n_split (FV3's own choice when 0), nord,
-        d4_bg, d2_bg, fv3_dddmp (dddmp), do_vort_damp, vtdm4, hord (hord_dp) and hord_mt/vt/dp,
+        d4_bg, d2_bg, fv3_dddmp (dddmp), do_vort_damp, vtdm4, beta, hord (hord_dp) and hord_mt/vt/dp,
         alpha, nz (npz), print_freq; dynamics 'fv3' and constants 'ufs' unless overridden. An
         override of ``hord`` sets hord_mt/vt/dp too (unless they are overridden themselves)."""
         path = Path(path)
@@ -323,6 +334,7 @@ def namelist_values(nml: FV3Namelist) -> dict[str, Any]:
         "fv3_dddmp": nml.dddmp,
         "do_vort_damp": nml.do_vort_damp,
         "vtdm4": nml.vtdm4,
+        "beta": nml.beta,
         "hord": nml.hord_dp,
         "hord_mt": nml.hord_mt,
         "hord_vt": nml.hord_vt,
@@ -340,7 +352,7 @@ NAMELIST_TO_CONFIG: dict[str, str] = {
     "n_split": "n_split (FV3's choice when 0)", "hord_mt": "hord_mt", "hord_vt": "hord_vt",
     "hord_dp": "hord, hord_dp", "nord": "nord (geometric: 0-1, fv3: 0-3)",
     "dddmp": "fv3_dddmp", "d2_bg": "d2_bg", "d4_bg": "d4_bg", "print_freq": "print_freq",
-    "do_vort_damp": "do_vort_damp", "vtdm4": "vtdm4",
+    "do_vort_damp": "do_vort_damp", "vtdm4": "vtdm4", "beta": "beta (>= 0)",
     "test_case": "case: " + "; ".join(
         f"{n} {c}" for n, c in FV3_TEST_CASES.items()),
     "alpha": "alpha",

@@ -13,7 +13,8 @@ Per acoustic step (``dt = dt_atmos / n_split``), as FV3:
 5. ``d_sw`` (:class:`~fv3core.stencils.fv3_d_sw.FV3DGridShallowWater` with
    :class:`~fv3core.stencils.fv3_divergence_damping.FV3DivergenceDamping` and, with
    ``do_vort_damp``, the vorticity damping of order ``min(2, nord)`` and coefficient ``vtdm4``);
-6. scalar update of ``delp``; ``geopk`` on the D grid and ``one_grad_p``
+6. scalar update of ``delp``; ``geopk`` on the D grid and ``one_grad_p`` (``beta > 0``: the
+   off-centred ``grad1_p_update``, ``beta_d = 0`` in the first acoustic step)
    (:class:`~fv3core.stencils.fv3_pressure_gradient.DGridPressureGradient`);
 7. D-grid vector update of ``u``, ``v`` (no edge synchronisation), or after the last acoustic
    step FV3's ``mpp_get_boundary``: the shared boundary points from the neighbour.
@@ -111,6 +112,7 @@ class FV3RankDynamics:
                                          nord_v=nord_v, damp_v=damp_v)  # fmt: skip
             self.d_grid = advection.bind(self.delp, self.uc, self.vc)
             self.c_grid = self.c_grid_pressure = self.d_grid_pressure = []
+            self.start = self.d_grid_pressure_first = []
             return
 
         dt2 = 0.5 * dt
@@ -131,16 +133,31 @@ class FV3RankDynamics:
         ]  # fmt: skip
         self.d_grid: list[Launch] = d_sw.bind(self.delp, self.u, self.v, self.uc, self.vc,
                                               self.ua, self.va, self.divg_d)  # fmt: skip
+        pgrad_d = DGridPressureGradient(grid_factory, grid, spec, dt, beta=config.beta)
+        # beta > 0: grad1_p_update's increments du (u points), dv (v points)
+        increments = (alloc(face_dims(Y)), alloc(face_dims(X))) if config.beta > 0 else None
+        #: the large step's start (beta > 0: du, dv := 0)
+        self.start = pgrad_d.bind_reset(increments) if increments else []
+        geopk = geopk_d.bind(self.delp, self.pt, phis_2d, self.pk, self.gz)
         self.d_grid_pressure: list[Launch] = [
-            *geopk_d.bind(self.delp, self.pt, phis_2d, self.pk, self.gz),
-            *DGridPressureGradient(grid_factory, grid, spec, dt).bind(self.u, self.v, self.pk,
-                                                                       self.gz),
-        ]  # fmt: skip
+            *geopk, *pgrad_d.bind(self.u, self.v, self.pk, self.gz, increments)]
+        #: the same in the first acoustic step (beta > 0: FV3's beta_d = 0)
+        self.d_grid_pressure_first: list[Launch] = (
+            [*geopk, *pgrad_d.bind(self.u, self.v, self.pk, self.gz, increments, first=True)]
+            if increments else self.d_grid_pressure)  # fmt: skip
 
     def arrays(self) -> dict[str, np.ndarray]:
         """The prognostic fields (:data:`PROGNOSTICS`) as NumPy copies of the first level,
         FV3's 2-D shapes with the halo."""
         return {name: to_numpy(getattr(self, name))[:, :, 0] for name in PROGNOSTICS}
+
+
+def _first_step_pressure(d: FV3RankDynamics) -> list[Launch]:
+    return d.d_grid_pressure_first
+
+
+def _step_pressure(d: FV3RankDynamics) -> list[Launch]:
+    return d.d_grid_pressure
 
 
 class FV3ShallowWaterDynamics:
@@ -188,6 +205,7 @@ class FV3ShallowWaterDynamics:
                 self._run(lambda d: d.d_grid)
                 self._exchange(self._delp)
             return
+        self._run(lambda d: d.start)
         self._exchange(self._delp)
         self._exchange(self._d_winds)
         for it in range(1, self.n_split + 1):
@@ -198,5 +216,5 @@ class FV3ShallowWaterDynamics:
             self._exchange(self._c_winds)
             self._run(lambda d: d.d_grid)
             self._exchange(self._delp)
-            self._run(lambda d: d.d_grid_pressure)
+            self._run(_first_step_pressure if it == 1 else _step_pressure)
             self._exchange(self._boundary if it == self.n_split else self._d_winds)

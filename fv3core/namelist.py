@@ -158,10 +158,9 @@ class FV3Namelist:
     na_init: int = _key(FV, C, _A + "638", "forward-backward dynamics steps that initialise "
                         "the model", 0, supported=(0,),
                         why="no initialisation steps are implemented")  # fmt: skip
-    beta: float = _key(FV, C, _A + "403", "fraction of time off-centring of the pressure "
-                       "gradient force (0: fully backward, proper range 0-0.45)", 0.0,
-                       supported=(0.0,), why="only the fully backward pressure gradient is "
-                       "implemented")  # fmt: skip
+    beta: float = _key(FV, U, _A + "403", "fraction of time off-centring of the pressure "
+                       "gradient force (0: fully backward, proper range 0-0.45; hydrostatic "
+                       "beta > 0: grad1_p_update, dyn_core.F90:1018)", 0.0)  # fmt: skip
     # --- fv_core_nml: advection ----------------------------------------------------------------
     hord_mt: int = _key(FV, U, _A + "237", "horizontal advection scheme of the momentum "
                         "(kinetic-energy) fluxes: 5/6 unlimited PPM, 8 Lin 2004 monotone, 10 "

@@ -1,7 +1,8 @@
 """FV3 ``dyn_core.F90`` (and the part of ``fv_dynamics.F90`` around it) for the shallow-water
 configuration: the ``n_split`` acoustic loop of one large time step with FV3's halo updates,
 ``geopk`` (``SW_DYNAMICS``: ``akap = 1``, ``ptop = 0``, ``pt = 1``), ``p_grad_c`` and
-``one_grad_p`` (hydrostatic, ``beta = 0``, no external-mode damping), transliterated.
+``one_grad_p`` (hydrostatic, no external-mode damping) or, with ``beta > 0``, ``grad1_p_update``
+(the off-centred pressure gradient), transliterated.
 
 All ranks of the run are in this process; halo updates go through
 :class:`mapping.cluster.Communicator` halo updaters, which reproduce FMS's
@@ -42,6 +43,7 @@ class SWNamelist:
     hord_dp: int = 8
     do_vort_damp: bool = False
     vtdm4: float = 0.0
+    beta: float = 0.0
 
     @property
     def nord_v(self) -> int:
@@ -73,6 +75,8 @@ class TileFields:
     divgd: FArray
     pkc: list[FArray]
     gz: list[FArray]
+    du: FArray
+    dv: FArray
 
     @classmethod
     def allocate(cls, g: Grid) -> TileFields:
@@ -85,7 +89,7 @@ class TileFields:
         pt.data[...] = 1.0
         return cls(delp=f(), pt=pt, phis=f(), u=f(0, 1), v=f(1, 0), uc=f(1, 0), vc=f(0, 1),
                    ua=f(), va=f(), ut=f(), vt=f(), divgd=f(1, 1), pkc=[f(), f()],
-                   gz=[f(), f()])  # fmt: skip
+                   gz=[f(), f()], du=f(0, 1), dv=f(1, 0))  # fmt: skip
 
 
 def geopk(delp: FArray, phis: FArray, pt: FArray, pkc: list[FArray], gz: list[FArray],
@@ -121,11 +125,9 @@ def p_grad_c(dt2: float, pkc: list[FArray], gz: list[FArray], uc: FArray, vc: FA
     )
 
 
-def one_grad_p(u: FArray, v: FArray, pkc: list[FArray], gz: list[FArray], dt: float,
-               g: Grid) -> None:  # fmt: skip
-    """FV3 ``one_grad_p`` (hydrostatic, no external-mode damping): pk and gz to the corners
-    (``a2b_ord4``, in place, as FV3's ``replace``), then the D-grid wind update by the
-    finite-volume pressure gradient; ``u``, ``v`` enter as d_sw leaves them (times dx, dy)."""
+def _corner_pressure(pkc: list[FArray], gz: list[FArray], g: Grid) -> FArray:
+    """``pk`` at the top set to ``ptk``, ``pk`` and ``gz`` to the corners (``a2b_ord4``, in
+    place, as FV3's ``replace``); returns ``wk`` = the layer's ``pk`` difference there."""
     b = g.bd
     Ic, Jc = R(b.is_, b.ie + 1), R(b.js, b.je + 1)
     pkc[0][Ic, Jc] = 0.0**1.0  # ptk
@@ -134,6 +136,16 @@ def one_grad_p(u: FArray, v: FArray, pkc: list[FArray], gz: list[FArray], dt: fl
     a2b_ord4(gz[1], g, replace=True)
     wk = FArray.full((b.isd, b.jsd), (b.ied, b.jed))
     wk[Ic, Jc] = pkc[1][Ic, Jc] - pkc[0][Ic, Jc]
+    return wk
+
+
+def one_grad_p(u: FArray, v: FArray, pkc: list[FArray], gz: list[FArray], dt: float,
+               g: Grid) -> None:  # fmt: skip
+    """FV3 ``one_grad_p`` (hydrostatic, no external-mode damping): pk and gz to the corners,
+    then the D-grid wind update by the finite-volume pressure gradient; ``u``, ``v`` enter as
+    d_sw leaves them (times dx, dy)."""
+    b = g.bd
+    wk = _corner_pressure(pkc, gz, g)
     pk, z = pkc, gz
     I, J = R(b.is_, b.ie), R(b.js, b.je + 1)
     u[I, J] = g.rdx[I, J] * (0.0 + u[I, J] + dt / (wk[I, J] + wk[I + 1, J]) * (
@@ -143,6 +155,29 @@ def one_grad_p(u: FArray, v: FArray, pkc: list[FArray], gz: list[FArray], dt: fl
     v[I, J] = g.rdy[I, J] * (0.0 + v[I, J] + dt / (wk[I, J] + wk[I, J + 1]) * (
         (z[1][I, J] - z[0][I, J + 1]) * (pk[1][I, J + 1] - pk[0][I, J])
         + (z[0][I, J] - z[1][I, J + 1]) * (pk[1][I, J] - pk[0][I, J + 1])))
+
+
+def grad1_p_update(u: FArray, v: FArray, pkc: list[FArray], gz: list[FArray], du: FArray,
+                   dv: FArray, dt: float, beta: float, g: Grid) -> None:  # fmt: skip
+    """FV3 ``grad1_p_update`` (hydrostatic, ``divg2 = 0``: no external-mode damping): as
+    :func:`one_grad_p`, but the wind takes ``beta`` times the previous acoustic step's
+    pressure-gradient increment ``du``/``dv`` (kept in place) and ``1 - beta`` times this one's."""
+    b = g.bd
+    alpha = 1.0 - beta
+    wk = _corner_pressure(pkc, gz, g)
+    pk, z = pkc, gz
+    I, J = R(b.is_, b.ie), R(b.js, b.je + 1)
+    u[I, J] = u[I, J] + beta * du[I, J]
+    du[I, J] = dt / (wk[I, J] + wk[I + 1, J]) * (
+        (z[1][I, J] - z[0][I + 1, J]) * (pk[1][I + 1, J] - pk[0][I, J])
+        + (z[0][I, J] - z[1][I + 1, J]) * (pk[1][I, J] - pk[0][I + 1, J]))
+    u[I, J] = (u[I, J] + 0.0 - 0.0 + alpha * du[I, J]) * g.rdx[I, J]
+    I, J = R(b.is_, b.ie + 1), R(b.js, b.je)
+    v[I, J] = v[I, J] + beta * dv[I, J]
+    dv[I, J] = dt / (wk[I, J] + wk[I, J + 1]) * (
+        (z[1][I, J] - z[0][I, J + 1]) * (pk[1][I, J + 1] - pk[0][I, J])
+        + (z[0][I, J] - z[1][I, J + 1]) * (pk[1][I, J] - pk[0][I, J + 1]))
+    v[I, J] = (v[I, J] + 0.0 - 0.0 + alpha * dv[I, J]) * g.rdy[I, J]
 
 
 class ShallowWaterCore:
@@ -169,10 +204,15 @@ class ShallowWaterCore:
         self.start()
         for it in range(1, self.nml.n_split + 1):
             self.c_grid()
-            self.d_grid(last=it == self.nml.n_split)
+            self.d_grid(last=it == self.nml.n_split, first=it == 1)
 
     def start(self) -> None:
-        """The halo updates before the acoustic loop: ``delp``, then the D-grid winds."""
+        """The start of ``dyn_core`` (``init_step``: the pressure-gradient increments ``du``,
+        ``dv`` of ``beta > 0`` zeroed) and the halo updates before the acoustic loop: ``delp``,
+        then the D-grid winds."""
+        for f in self.fields.values():
+            f.du.data[...] = 0.0
+            f.dv.data[...] = 0.0
         self._scalars.update()
         self._dwinds.update()
 
@@ -198,9 +238,10 @@ class ShallowWaterCore:
             p_grad_c(dt2, f.pkc, f.gz, f.uc, f.vc, g)
         self._cwinds.update()
 
-    def d_grid(self, last: bool) -> None:
-        """d_sw, the ``delp`` update, geopk and one_grad_p on the D grid, and the D-grid wind
-        update (``last``: the boundary synchronisation of FV3's mpp_get_boundary instead)."""
+    def d_grid(self, last: bool, first: bool = False) -> None:
+        """d_sw, the ``delp`` update, geopk and one_grad_p (``beta > 0``: grad1_p_update, with
+        ``beta_d = 0`` in the ``first`` acoustic step) on the D grid, and the D-grid wind update
+        (``last``: the boundary synchronisation of FV3's mpp_get_boundary instead)."""
         nml = self.nml
         dt = nml.dt_atmos / nml.n_split
         for r, g in self.grids.items():
@@ -213,5 +254,9 @@ class ShallowWaterCore:
             f, b = self.fields[r], g.bd
             I, J = R(b.is_ - 2, b.ie + 2), R(b.js - 2, b.je + 2)
             geopk(f.delp, f.phis, f.pt, f.pkc, f.gz, I, J)
-            one_grad_p(f.u, f.v, f.pkc, f.gz, dt, g)
+            if nml.beta > 0.0:
+                grad1_p_update(f.u, f.v, f.pkc, f.gz, f.du, f.dv, dt, 0.0 if first else nml.beta,
+                               g)  # fmt: skip
+            else:
+                one_grad_p(f.u, f.v, f.pkc, f.gz, dt, g)
         (self._boundary if last else self._dwinds).update()

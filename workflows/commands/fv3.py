@@ -50,7 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--namelist", type=Path, metavar="PATH",
         help="an FV3 Fortran namelist (input.nml): fv_core_nml, test_case_nml and main_nml give "
         "the case (test_case), resolution (npx-1), layout, days, dt (dt_atmos), n_split, nord, "
-        "d2_bg, d4_bg, dddmp, do_vort_damp, vtdm4, hord_*, alpha and print_freq, with dynamics "
+        "d2_bg, d4_bg, dddmp, do_vort_damp, vtdm4, beta, hord_*, alpha and print_freq, with dynamics "
         "fv3 and the ufs constants; the options below override it; keys fv3core cannot honour "
         "are refused by name; not with --config",
     )
@@ -106,6 +106,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "(dynamics fv3 with --do-vort-damp, default 0)",
     )
     run.add_argument(
+        "--beta", type=float,
+        help="FV3's beta: off-centring of the D-grid pressure gradient, 0 <= beta < 1 (0 fully "
+        "backward, FV3's proper range 0-0.45; dynamics fv3, default 0)",
+    )
+    run.add_argument(
         "--nord", type=int, choices=[0, 1, 2, 3],
         help="divergence damping order (FV3's nord): 0 = del2 only (default), 1 = plus del4; "
         "2 = del6, 3 = del8 with dynamics fv3",
@@ -148,7 +153,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 #: the options of `fv3 run` that set an FV3Config key of the same name
 CONFIG_OPTIONS = ("case", "resolution", "days", "layout", "backend", "dt", "courant", "hord",
                   "alpha", "n_split", "dddmp", "nord", "d4_bg", "dynamics", "constants",
-                  "fv3_dddmp", "d2_bg", "do_vort_damp", "vtdm4", "print_freq")  # fmt: skip
+                  "fv3_dddmp", "d2_bg", "do_vort_damp", "vtdm4", "beta", "print_freq")  # fmt: skip
 
 
 def _config(args: argparse.Namespace):
