@@ -242,7 +242,6 @@ def test_fv3s_own_n_split(npx: int, dt: int, hydrostatic: bool, n_split: int) ->
     ({"hydrostatic": ".false."}, "hydrostatic = .false. is not supported"),
     ({"k_split": "2"}, "k_split = 2 is not supported"),
     ({"d_ext": "0.02"}, "d_ext = 0.02 is not supported"),
-    ({"beta": "0.4"}, "beta = 0.4 is not supported"),
     ({"warm_start": ".T."}, "warm_start = .true. is not supported"),
     ({"na_init": "1"}, "na_init = 1 is not supported"),
     ({"test_case": "3"}, "test_case_nml: test_case = 3 is not supported by fv3core's "
