@@ -238,6 +238,9 @@ def test_d_sw_equals_transliteration_c12(factory, c12, c12_perturbed, state, dam
                 spec.ny)  # fmt: skip
 
 
+# the whole run on 2x2 ranks per tile is checked in the default suite (test_fv3_driver.py);
+# this per-routine check needs ~12 more numpy builds (~3 min cold)
+@pytest.mark.slow
 def test_d_sw_equals_transliteration_c24_layout_2x2(factory, monkeypatch) -> None:
     """C24 on 2x2 ranks per tile, the TC2 flow rotated over the cube vertices (alpha = 0.7)
     and perturbed: every rank (a quarter tile: two tile edges and one vertex, in each of the

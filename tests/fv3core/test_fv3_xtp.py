@@ -184,6 +184,9 @@ def test_iord8_equals_transliteration_c12(factory, c12) -> None:
     assert _check(factory, c12, 8, transliteration_reference) == 6 * 2 * 13 * 13
 
 
+# the whole run on 2x2 ranks per tile is checked in the default suite (test_fv3_driver.py);
+# this per-routine check needs its own builds for every edge arrangement (~4 min cold)
+@pytest.mark.slow
 def test_iord8_equals_transliteration_c24_layout_2x2(factory) -> None:
     """iord 8 on C24 with 2x2 ranks per tile (each rank touches two tile edges, in all four
     arrangements): bit for bit."""
