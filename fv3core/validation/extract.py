@@ -1,4 +1,6 @@
-"""A small extract of one Fortran FV3 reference run for CI, where ``../shared`` is absent:
+"""Small extracts of Fortran FV3 runs for CI, where ``../shared`` is absent, in two layouts.
+
+**Single-time extract** (format 1) of a run with printed norms (``../shared/fv3-reference``):
 the state after ``hours`` (depth, A-grid winds, relative vorticity), the state at t = 0, the
 cell areas and centres, and the printed norms at both times, all float64 ``[tile, i, j]``, in
 one compressed ``.npz`` that records its source files, their SHA-256 and the command that made
@@ -6,6 +8,17 @@ it.
 
     python -m fv3core.validation.extract --reference ../shared/fv3-reference/tc2_C24_d1 \\
         --hours 6 --output tests/fv3core/data/fv3_tc2_c24_6h.npz
+
+**Run extract** (format 2) of a run made with ``benchmarks/fortran_fv3`` (no printed norms):
+depth, surface height and A-grid winds at each of ``hours``, and the SWNORMS/SWINV norms at
+t = 0 and every output time computed offline from the netCDF output (:func:`offline_norms`;
+the t = 0 vorticity the enstrophy needs comes from the run's ``t0/`` companion, a zero-length
+run whose ``atmos_t0`` file holds it), into ``OUTPUT/extract.npz`` beside a copy of the run's
+exact ``input.nml`` (``OUTPUT/input.nml``); the metadata hold the sources' SHA-256, the Fortran
+build and run provenance and the command.
+
+    python -m fv3core.validation.extract --run /work/fortran_fv3/runs/tc5_C24_d1 \\
+        --hours 6 24 --output tests/fv3core/data/fortran/tc5_C24_d1
 
 An existing output is kept unless ``--force`` is given.
 """
@@ -15,6 +28,8 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
+import re
 import shlex
 import sys
 from dataclasses import dataclass
@@ -24,8 +39,22 @@ from typing import Any
 import numpy as np
 
 from fv3core.errors import FV3ReferenceError
-from fv3core.validation.norms import ALL_NAMES
-from fv3core.validation.reference import FV3Reference, ReferenceState, reference_root
+from fv3core.validation.norms import (
+    ALL_NAMES,
+    GRAVITY,
+    Invariants,
+    coriolis,
+    sw_norms,
+)
+from fv3core.validation.reference import (
+    KINDS,
+    TILES,
+    FV3Reference,
+    NormTable,
+    ReferenceState,
+    _read_tile,
+    reference_root,
+)
 from stencils.atomic import atomic_output
 
 FORMAT = 1
@@ -131,22 +160,264 @@ def load_extract(path: str | Path) -> ReferenceExtract:
     )  # fmt: skip
 
 
+# -- run extracts (format 2): runs of benchmarks/fortran_fv3, norms computed offline ---------
+
+RUN_FORMAT = 2
+#: the fields of a run extract at each of its hours, (n_hours, 6, N, N) each
+RUN_FIELDS = ("depth", "u", "v")
+#: the file of a run extract in its folder, beside the run's input.nml
+RUN_EXTRACT = "extract.npz"
+#: the t = 0 companion run's file and variables (benchmarks/fortran_fv3/cases.sh)
+T0_KIND = "atmos_t0"
+T0_NAMES = ("ps", "ucomp", "vcomp", "vort")
+
+
+@dataclass(frozen=True)
+class RunExtract:
+    """What a run extract holds: ``states`` (hours -> depth, surface, A-grid winds),
+    the offline ``norms`` (every SWNORMS/SWINV quantity at t = 0 and each output time of the
+    run), the run's exact ``namelist`` text and ``metadata`` (sources with SHA-256, Fortran
+    provenance, command)."""
+
+    run: str
+    states: dict[float, ReferenceState]
+    norms: NormTable
+    namelist: str
+    metadata: dict[str, Any]
+
+    @property
+    def hours(self) -> tuple[float, ...]:
+        return tuple(self.states)
+
+
+def t0_state(reference: FV3Reference, t0: str | Path | None = None) -> ReferenceState:
+    """The state at t = 0 with FV3's relative vorticity: ``atmos_static``'s depth and winds and
+    the ``vort`` of the ``t0`` companion run (default ``<run>/t0``).  The companion must be the
+    run's namelist with ``days = 0`` and its ``atmos_t0`` record at t = 0, whose winds equal
+    ``atmos_static``'s bit for bit and whose ``ps`` is g D (at t = 0 FV3's ``ps`` is still
+    ``delp``; fv_dynamics makes it ``delp / g`` in the shallow-water core) within 1e-15 relative
+    of g ``ps_ic``; anything else is an :class:`FV3ReferenceError`."""
+    folder = Path(t0) if t0 is not None else reference.path / "t0"
+    companion = FV3Reference(folder)
+    expected = _zero_length(reference.namelist_text)
+    if _zero_length(companion.namelist_text) != expected or expected == reference.namelist_text:
+        raise FV3ReferenceError(
+            f"{folder / 'input.nml'} is not {reference.path / 'input.nml'} with days = 0: make the "
+            f"t = 0 companion with benchmarks/fortran_fv3/cases.sh"
+        )
+    times, data = _read_kind(companion, T0_KIND, T0_NAMES)
+    if times.tolist() != [0.0]:
+        raise FV3ReferenceError(f"{folder}: {T0_KIND} has the times {times.tolist()} days, "
+                                f"expected one record at 0")  # fmt: skip
+    start = reference.initial()
+    geopotential, u, v, vort = (data[n][:, 0] for n in T0_NAMES)
+    depth = geopotential / GRAVITY
+    if not (np.array_equal(u, start.u) and np.array_equal(v, start.v)) or (
+            np.abs(depth - start.depth).max() > 1e-15 * np.abs(start.depth).max()):  # fmt: skip
+        raise FV3ReferenceError(f"{folder}: the {T0_KIND} state is not {reference.path}'s "
+                                f"atmos_static initial state")  # fmt: skip
+    return ReferenceState(0.0, start.depth, start.surface, start.u, start.v, vort)
+
+
+def offline_norms(reference: FV3Reference, start: ReferenceState) -> NormTable:
+    """The SWNORMS/SWINV quantities (:data:`~fv3core.validation.norms.ALL_NAMES`) at t = 0 and
+    at every ``atmos_out`` time, computed from the netCDF output as FV3's diagnostic defines
+    them (fv3core.validation.norms; ``start`` = :func:`t0_state`, whose vorticity gives the
+    t = 0 enstrophy; the Coriolis parameter of the namelist's ``alpha``).  A quantity FV3 cannot
+    define either is NaN (the enstrophy where the depth is 0: test_case 1 outside its bell)."""
+    grid = reference.grid()
+    alpha = float(reference.namelist.get("test_case_nml", {}).get("alpha", 0.0))
+    f0 = coriolis(grid.lon, grid.lat, alpha)
+    initial = start.fields(f0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rows = [sw_norms(initial, initial, grid.area)]
+        inv0 = Invariants(**{k: rows[0][k] for k in ("Hmin", "Hmax", "mass", "energy",
+                                                      "enstrophy")})  # fmt: skip
+        hours = [0.0, *reference.output_times()]
+        for h in hours[1:]:
+            rows.append(sw_norms(reference.output(h).fields(f0), initial, grid.area,
+                                 initial_invariants=inv0))  # fmt: skip
+    values = {n: np.array([r[n] if math.isfinite(r[n]) else math.nan for r in rows])
+              for n in ALL_NAMES}  # fmt: skip
+    return NormTable(np.array(hours), values, reference.path)
+
+
+def extract_run(reference: FV3Reference, hours: tuple[float, ...] = (6.0, 24.0), *,
+                t0: str | Path | None = None) -> dict[str, np.ndarray]:  # fmt: skip
+    """The arrays of a run extract of ``reference`` (``metadata`` without the command)."""
+    start = t0_state(reference, t0)
+    table = offline_norms(reference, start)
+    states = [reference.output(h) for h in hours]
+    t0_folder = Path(t0) if t0 is not None else reference.path / "t0"
+    sources = [{"name": str(p.relative_to(reference.path)) if p.is_relative_to(reference.path)
+                else f"t0/{p.name}", "path": str(p.resolve()), "sha256": sha256(p)}
+               for p in _run_files(reference, t0_folder)]  # fmt: skip
+    meta = {"format": RUN_FORMAT, "run": reference.name, "hours": list(hours),
+            "sources": sources, "norms": "computed offline by fv3core.validation.extract."
+            "offline_norms from the netCDF output (t = 0 vorticity from the t0 companion)",
+            "fortran": {"run": _provenance(reference.path), "t0": _provenance(t0_folder)}}
+    arrays: dict[str, np.ndarray] = {
+        "hours": np.array(hours, dtype=np.float64),
+        "surface": start.surface,
+        **{name: np.stack([getattr(s, name) for s in states]) for name in RUN_FIELDS},
+        "norm_names": np.array(ALL_NAMES),
+        "norm_hours": table.hours,
+        "norms": np.stack([table[n] for n in ALL_NAMES], axis=1),
+        "metadata": np.array(json.dumps(meta, sort_keys=True)),
+    }
+    if (reference.path / "norms.txt").is_file():  # a run with printed norms: keep them too
+        printed = reference.printed_norms()
+        arrays["printed_hours"] = printed.hours
+        arrays["printed"] = np.stack([printed[n] for n in ALL_NAMES], axis=1)
+    return arrays
+
+
+def write_run_extract(reference: FV3Reference, output: str | Path, *,
+                      hours: tuple[float, ...] = (6.0, 24.0), t0: str | Path | None = None,
+                      command: str = "", overwrite: bool = False) -> Path:  # fmt: skip
+    """Write :func:`extract_run` of ``reference`` to ``output/extract.npz`` and the run's
+    ``input.nml`` to ``output/input.nml`` (both atomically), recording ``command``; existing
+    files are an error unless ``overwrite``.  Returns the ``.npz``."""
+    folder = Path(output)
+    npz, nml = folder / RUN_EXTRACT, folder / "input.nml"
+    for path in (npz, nml):
+        if path.exists() and not overwrite:
+            raise FV3ReferenceError(f"{path} exists: pass --force (overwrite=True) to replace it")
+    arrays = extract_run(reference, hours, t0=t0)
+    meta = json.loads(str(arrays["metadata"]))
+    meta["command"] = command
+    arrays["metadata"] = np.array(json.dumps(meta, sort_keys=True))
+    with atomic_output(npz) as tmp, open(tmp, "wb") as f:
+        np.savez_compressed(f, **arrays)
+    with atomic_output(nml) as tmp:
+        tmp.write_bytes((reference.path / "input.nml").read_bytes())
+    return npz
+
+
+def load_run_extract(path: str | Path) -> RunExtract:
+    """Read a run extract (its folder or its ``extract.npz``) written by
+    :func:`write_run_extract`; the folder's ``input.nml`` must be the one it was made from."""
+    path = Path(path)
+    folder, npz = (path, path / RUN_EXTRACT) if path.is_dir() else (path.parent, path)
+    data = _load_npz(npz, ("hours", "surface", *RUN_FIELDS, "norm_names", "norm_hours", "norms",
+                           "metadata"))  # fmt: skip
+    meta = json.loads(str(data["metadata"]))
+    if meta.get("format") != RUN_FORMAT:
+        raise FV3ReferenceError(f"{npz}: extract format {meta.get('format')}, this reader "
+                                f"knows {RUN_FORMAT} for run extracts; rewrite it with --force")  # fmt: skip
+    nml = folder / "input.nml"
+    (source,) = [s for s in meta["sources"] if s["name"] == "input.nml"]
+    if not nml.is_file() or sha256(nml) != source["sha256"]:
+        raise FV3ReferenceError(f"{nml} is missing or not the input.nml {npz} was made from "
+                                f"(sha256 {source['sha256']})")  # fmt: skip
+    names = [str(n) for n in data["norm_names"]]
+    table = NormTable(data["norm_hours"], {n: data["norms"][:, k] for k, n in enumerate(names)},
+                      npz)  # fmt: skip
+    states = {float(h): ReferenceState(float(h), data["depth"][k], data["surface"],
+                                       data["u"][k], data["v"][k])
+              for k, h in enumerate(data["hours"])}  # fmt: skip
+    return RunExtract(run=str(meta["run"]), states=states, norms=table, namelist=nml.read_text(),
+                      metadata=meta)  # fmt: skip
+
+
+def _load_npz(path: Path, required: tuple[str, ...]) -> dict[str, np.ndarray]:
+    if not path.is_file():
+        raise FV3ReferenceError(f"reference extract {path} does not exist: write it with "
+                                f"`python -m fv3core.validation.extract`")  # fmt: skip
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            data = {k: z[k] for k in z.files}
+    except (OSError, ValueError) as exc:
+        raise FV3ReferenceError(f"cannot read {path} as an .npz extract: {exc}") from exc
+    missing = [k for k in required if k not in data]
+    if missing:
+        raise FV3ReferenceError(f"{path} is not a reference extract: it lacks {missing}")
+    return data
+
+
+def _zero_length(namelist: str) -> str:
+    """``namelist`` with its ``&main_nml`` run length (days/hours/minutes/seconds) blanked."""
+    return re.sub(r"(?im)^(\s*(days|hours|minutes|seconds)\s*=).*$", r"\1", namelist)
+
+
+def _read_kind(reference: FV3Reference, kind: str, names: tuple[str, ...]
+               ) -> tuple[np.ndarray, dict[str, np.ndarray]]:  # fmt: skip
+    """``kind.tile1..6.nc`` of a run folder: times (days) and (6, time, N, N) arrays."""
+    times, tiles = None, []
+    for t in range(1, TILES + 1):
+        path = reference.path / f"{kind}.tile{t}.nc"
+        if not path.is_file():
+            raise FV3ReferenceError(f"{path} is missing: run the t = 0 companion "
+                                    f"(benchmarks/fortran_fv3/cases.sh)")  # fmt: skip
+        tile_times, arrays = _read_tile(path, names, timed=True)
+        times = tile_times if times is None else times
+        tiles.append(arrays)
+    assert times is not None
+    return times, {n: np.stack([tile[n] for tile in tiles]) for n in names}
+
+
+def _run_files(reference: FV3Reference, t0: Path) -> list[Path]:
+    names = ["input.nml", "diag_table", "field_table"] + [f"{k}.tile{t}.nc" for k in KINDS
+                                                          for t in range(1, TILES + 1)]  # fmt: skip
+    files = [reference.path / n for n in names]
+    files += [t0 / "input.nml", t0 / "diag_table"] + [t0 / f"{T0_KIND}.tile{t}.nc"
+                                                       for t in range(1, TILES + 1)]  # fmt: skip
+    if (reference.path / "norms.txt").is_file():
+        files.append(reference.path / "norms.txt")
+    for f in files:
+        if not f.is_file():
+            raise FV3ReferenceError(f"{f} is missing: a run folder of benchmarks/fortran_fv3 "
+                                    f"holds it (run.sh, cases.sh)")  # fmt: skip
+    return files
+
+
+def _provenance(folder: Path) -> dict[str, str]:
+    """``provenance.txt`` of a run folder (run.sh: command, build), ``{}`` without one."""
+    path = folder / "provenance.txt"
+    if not path.is_file():
+        return {}
+    out = {}
+    for line in path.read_text().splitlines():
+        key, sep, value = line.partition("=")
+        if sep:
+            out[key.strip()] = value.strip()
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     p = argparse.ArgumentParser(prog="python -m fv3core.validation.extract", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    p.add_argument("--reference", type=Path, default=None,
-                   help="reference run folder (default: tc2_C24_d1 of $STRATOFLOW_FV3_REFERENCE "
-                   "or ../shared/fv3-reference)")  # fmt: skip
-    p.add_argument("--hours", type=float, default=6.0, help="output time to extract (default 6)")
-    p.add_argument("--output", type=Path, required=True, help="the .npz to write")
+    source = p.add_mutually_exclusive_group()
+    source.add_argument("--reference", type=Path, default=None,
+                        help="reference run folder with printed norms, for a single-time extract "
+                        "(default: tc2_C24_d1 of $STRATOFLOW_FV3_REFERENCE or "
+                        "../shared/fv3-reference)")  # fmt: skip
+    source.add_argument("--run", type=Path, default=None,
+                        help="a run folder of benchmarks/fortran_fv3 (with its t0/ companion), "
+                        "for a run extract: --output is then a folder")  # fmt: skip
+    p.add_argument("--t0", type=Path, default=None,
+                   help="the run's t = 0 companion folder (default: RUN/t0)")
+    p.add_argument("--hours", type=float, nargs="+", default=None,
+                   help="output time(s) to extract (default 6; with --run 6 24)")
+    p.add_argument("--output", type=Path, required=True,
+                   help="the .npz to write (with --run: the folder for extract.npz + input.nml)")
     p.add_argument("--force", action="store_true", help="replace an existing output")
     args = p.parse_args(argv)
-    folder = args.reference if args.reference is not None else reference_root() / "tc2_C24_d1"
     command = shlex.join(["python", "-m", "fv3core.validation.extract", *argv])
     try:
-        out = write_extract(FV3Reference(folder), args.output, hours=args.hours, command=command,
-                            overwrite=args.force)  # fmt: skip
+        if args.run is not None:
+            hours = tuple(args.hours) if args.hours else (6.0, 24.0)
+            out = write_run_extract(FV3Reference(args.run), args.output, hours=hours,
+                                    t0=args.t0, command=command, overwrite=args.force)  # fmt: skip
+        else:
+            if args.t0 is not None or (args.hours and len(args.hours) != 1):
+                p.error("--t0 and several --hours need --run")
+            folder = args.reference if args.reference is not None else (
+                reference_root() / "tc2_C24_d1")  # fmt: skip
+            out = write_extract(FV3Reference(folder), args.output,
+                                hours=args.hours[0] if args.hours else 6.0, command=command,
+                                overwrite=args.force)  # fmt: skip
     except FV3ReferenceError as exc:
         print(f"FV3ReferenceError: {exc}", file=sys.stderr)
         return 1
