@@ -21,7 +21,7 @@ BASE="${REFERENCE}/tc2_C24_d1"
 # tc2_C24_d1: the reference run itself, namelist unchanged (its output must equal the
 # reference's bit for bit, and its t = 0 companion give the reference's printed t = 0 norms)
 RUNS=(tc2_C24_d1 tc1_C24_d1 tc5_C24_d1 tc6_C24_d1 tc7_C24_d1 tc2_C24_d1_hord10 tc2_C24_d1_hord6
-      tc2_C24_d1_hord5 tc2_C24_d1_vort_damp tc2_C24_d1_nord1_smag)
+      tc2_C24_d1_hord5 tc2_C24_d1_vort_damp tc2_C24_d1_nord1_smag tc2_C24_d1_beta)
 
 inputs_only=0
 if [[ "${1:-}" == "--inputs-only" ]]; then
@@ -61,6 +61,7 @@ namelist() {  # run name, input.nml to edit
             edit "${nml}" 's/^       nord = 2$/       nord = 1/'
             edit "${nml}" 's/^       dddmp = 0.0$/       dddmp = 0.2/'
             edit "${nml}" 's/^       d2_bg = 0.$/       d2_bg = 0.005/' ;;
+        tc2_C24_d1_beta) edit "${nml}" 's/^       beta = 0.$/       beta = 0.3/' ;;
         *) echo "cases.sh: unknown run ${run}; known: ${RUNS[*]}" >&2; exit 2 ;;
     esac
 }

@@ -4,7 +4,7 @@ cases and namelist options that ``../shared/fv3-reference`` (TC2 only) does not 
 Reference: ``tests/fv3core/data/fortran/<run>/`` -- ``input.nml``, the run's exact namelist
 (tc2_C24_d1's with only the keys the run's name says changed: ``test_case`` 1/5/6/7; all five
 ``hord_*`` 10/6/5; ``do_vort_damp = .true.`` with ``vtdm4 = 0.06``; ``nord = 1, dddmp = 0.2,
-d2_bg = 0.005``), and ``extract.npz``: FV3's depth and A-grid winds at 6 h and 24 h and the
+d2_bg = 0.005``; ``beta = 0.3``), and ``extract.npz``: FV3's depth and A-grid winds at 6 h and 24 h and the
 SWNORMS/SWINV quantities at 0, 6, 12, 18 and 24 h computed offline from FV3's netCDF output
 (fv3core.validation.extract.offline_norms, which reproduces the printed norms of the reference
 run tc2_C24_d1 to 14-16 digits).  The runs were made with ``benchmarks/fortran_fv3`` (build.sh,
@@ -33,7 +33,7 @@ energy_n/enstr_n, changes of ~1e-5 of sums of ~1e22), mass_n within 2e-16.
 Runtime: a 6-h C24 run takes ~14 s on numpy on a 2-core machine (~3 s for test_case 1, whose
 winds are prescribed), so the default suite (~45 s) runs 6 h of the cases in ``DEFAULT`` (one
 per distinct code path: advection only, orography, unlimited PPM, Smagorinsky + del2
-divergence damping); the other 6-h comparisons and every 1-day comparison (one 1-day run per
+divergence damping, off-centred pressure gradient); the other 6-h comparisons and every 1-day comparison (one 1-day run per
 case, 45-60 s each, serving its 6-h tests too) are ``slow``.
 """
 
@@ -55,9 +55,10 @@ from fv3core.validation.extract import RunExtract, load_run_extract
 DATA = Path(__file__).parent / "data" / "fortran"
 RUNS = ("tc1_C24_d1", "tc5_C24_d1", "tc6_C24_d1", "tc7_C24_d1", "tc2_C24_d1_hord10",
         "tc2_C24_d1_hord6", "tc2_C24_d1_hord5", "tc2_C24_d1_vort_damp",
-        "tc2_C24_d1_nord1_smag")  # fmt: skip
+        "tc2_C24_d1_nord1_smag", "tc2_C24_d1_beta")  # fmt: skip
 #: 6-h comparisons in the default suite (the module docstring says why these)
-DEFAULT = ("tc1_C24_d1", "tc5_C24_d1", "tc2_C24_d1_hord5", "tc2_C24_d1_nord1_smag")
+DEFAULT = ("tc1_C24_d1", "tc5_C24_d1", "tc2_C24_d1_hord5", "tc2_C24_d1_nord1_smag",
+           "tc2_C24_d1_beta")
 FIELD_TOLERANCE = 1e-10
 NORM_TOLERANCE = 1e-3
 ROUND_OFF = ("mass_n",)
