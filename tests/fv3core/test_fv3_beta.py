@@ -17,11 +17,10 @@ import numpy as np
 import pytest
 
 from fv3core.config import FV3Config
-from fv3core.driver import run
 from fv3core.errors import FV3ConfigError
-from fv3core.fv3_model import FV3_TEST_CASES
 from fv3core.transliteration.dyn_core import SWNamelist, grad1_p_update, one_grad_p
 from fv3core.transliteration.setup import TransliteratedRun
+from tests.fv3core.transliterated_run import assert_run_equals_transliteration
 
 NAMELIST = Path(__file__).parent / "data" / "tc2_C24_d1_input.nml"
 BETA = 0.3
@@ -71,18 +70,7 @@ def test_fv3_dynamics_with_beta_equals_transliteration(tmp_path, case, resolutio
     cfg = FV3Config.from_namelist(_namelist(tmp_path, BETA), case=case, resolution=resolution,
                                   days=hours / 24)  # fmt: skip
     assert cfg.beta == BETA
-    ours = run(cfg, progress=False)
-    nml = SWNamelist(n_split=cfg.n_split, dt_atmos=cfg.dt, nord=cfg.nord, d4_bg=cfg.d4_bg,
-                     beta=BETA)  # fmt: skip
-    ref = TransliteratedRun(cfg.resolution, FV3_TEST_CASES[case], nml)
-    while ref.time < hours * 3600.0 - 1.0:
-        ref.step()
-    expected = ref.global_fields()
-    np.testing.assert_array_equal(ours.fields["u"], expected["ua"])
-    np.testing.assert_array_equal(ours.fields["v"], expected["va"])
-    depth = ours.fields["h"] - ours.fields["surface"]  # h = depth + surface: one rounding
-    np.testing.assert_allclose(depth, expected["depth"], rtol=1e-15, atol=0)
-    assert abs(ours.diagnostics["mass_relative_change"]) < 1e-14
+    assert_run_equals_transliteration(cfg)
 
 
 def test_beta_refusals(tmp_path) -> None:

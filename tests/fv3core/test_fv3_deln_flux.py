@@ -19,9 +19,7 @@ import pytest
 
 from fv3core.config import FV3Config
 from fv3core.decomposition import decompose
-from fv3core.driver import run
 from fv3core.errors import FV3ConfigError
-from fv3core.fv3_model import FV3_TEST_CASES
 from fv3core.grid.fv3_metric import FV3Cube, FV3MetricTerms
 from fv3core.grid.fv3_storages import FV3GridStorages
 from fv3core.stencils.fv3_d_sw import FV3DGridShallowWater
@@ -29,9 +27,8 @@ from fv3core.stencils.fv3_deln_flux import FV3DelnFlux, damping_coefficient
 from fv3core.stencils.fv3_divergence_damping import FV3DivergenceDamping
 from fv3core.transliteration import sw_core
 from fv3core.transliteration.deln_flux import del6_vt_flux, deln_flux
-from fv3core.transliteration.dyn_core import SWNamelist
 from fv3core.transliteration.farray import FArray
-from fv3core.transliteration.setup import TransliteratedRun, grid_from_metric
+from fv3core.transliteration.setup import grid_from_metric
 from stencils.dims import GridIndexing
 from stencils.factory import StencilFactory
 from stencils.storage import from_numpy
@@ -46,6 +43,7 @@ from tests.fv3core.test_fv3_d_sw import (
     dsw_inputs,
     perturbed,
 )
+from tests.fv3core.transliterated_run import assert_run_equals_transliteration
 
 NAMELIST = Path(__file__).parent / "data" / "tc2_C24_d1_input.nml"
 H = 3
@@ -294,18 +292,7 @@ def test_fv3_dynamics_with_vorticity_damping_equals_transliteration(tmp_path, ca
         "nord = 2", "nord = 2\n       do_vort_damp = .true.\n       vtdm4 = 0.06"))  # fmt: skip
     cfg = FV3Config.from_namelist(path, case=case, resolution=resolution, days=hours / 24)
     assert (cfg.do_vort_damp, cfg.vtdm4, cfg.nord) == (True, 0.06, 2)
-    ours = run(cfg, progress=False)
-    nml = SWNamelist(n_split=cfg.n_split, dt_atmos=cfg.dt, nord=cfg.nord, d4_bg=cfg.d4_bg,
-                     do_vort_damp=True, vtdm4=0.06)  # fmt: skip
-    ref = TransliteratedRun(cfg.resolution, FV3_TEST_CASES[case], nml)
-    while ref.time < hours * 3600.0 - 1.0:
-        ref.step()
-    expected = ref.global_fields()
-    np.testing.assert_array_equal(ours.fields["u"], expected["ua"])
-    np.testing.assert_array_equal(ours.fields["v"], expected["va"])
-    depth = ours.fields["h"] - ours.fields["surface"]  # h = depth + surface: one rounding
-    np.testing.assert_allclose(depth, expected["depth"], rtol=1e-15, atol=0)
-    assert abs(ours.diagnostics["mass_relative_change"]) < 1e-14
+    assert_run_equals_transliteration(cfg)
 
 
 def test_keys_in_config_namelist_and_cli(c12, tmp_path) -> None:

@@ -14,9 +14,7 @@ import pytest
 
 from fv3core.config import FV3Config
 from fv3core.driver import run
-from fv3core.fv3_model import FV3_TEST_CASES
-from fv3core.transliteration.dyn_core import SWNamelist
-from fv3core.transliteration.setup import TransliteratedRun
+from tests.fv3core.transliterated_run import assert_run_equals_transliteration
 
 NAMELIST = Path(__file__).parent / "data" / "tc2_C24_d1_input.nml"
 HOURS = 2
@@ -28,17 +26,7 @@ def test_case_equals_the_transliteration(case: str) -> None:
     GTScript core's depth and A-grid winds equal the transliteration's bit for bit, and mass is
     conserved to round-off (|relative change| < 1e-14)."""
     cfg = FV3Config.from_namelist(NAMELIST, case=case, days=HOURS / 24)
-    ours = run(cfg, progress=False)
-    nml = SWNamelist(n_split=cfg.n_split, dt_atmos=cfg.dt, nord=cfg.nord, d4_bg=cfg.d4_bg)
-    ref = TransliteratedRun(cfg.resolution, FV3_TEST_CASES[case], nml)
-    while ref.time < HOURS * 3600.0 - 1.0:
-        ref.step()
-    expected = ref.global_fields()
-    np.testing.assert_array_equal(ours.fields["u"], expected["ua"])
-    np.testing.assert_array_equal(ours.fields["v"], expected["va"])
-    depth = ours.fields["h"] - ours.fields["surface"]  # h = depth + surface: one rounding
-    np.testing.assert_allclose(depth, expected["depth"], rtol=1e-15, atol=0)
-    assert abs(ours.diagnostics["mass_relative_change"]) < 1e-14
+    assert_run_equals_transliteration(cfg)
 
 
 @pytest.mark.slow

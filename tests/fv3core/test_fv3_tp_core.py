@@ -29,8 +29,6 @@ import pytest
 from fv3core.advection import Advection, AdvectionConfig
 from fv3core.config import FV3Config
 from fv3core.decomposition import decompose
-from fv3core.driver import run
-from fv3core.fv3_model import FV3_TEST_CASES
 from fv3core.grid.fv3_storages import FV3GridStorages
 from fv3core.stencils.ppm import SUPPORTED_HORD
 from fv3core.stencils.transport import FiniteVolumeTransport
@@ -56,6 +54,7 @@ from fv3core.transliteration.tp_core import (
 from stencils.dims import GridIndexing
 from stencils.factory import StencilFactory
 from stencils.storage import from_numpy
+from tests.fv3core.transliterated_run import assert_run_equals_transliteration
 
 HORDS = (5, 6, 8, 10)
 NAMELIST = Path(__file__).parent / "data" / "tc2_C24_d1_input.nml"
@@ -416,13 +415,4 @@ def test_fv3_dynamics_equals_the_transliteration(hord: int) -> None:
     hours = 2
     cfg = FV3Config.from_namelist(NAMELIST, resolution=12, days=hours / 24, hord_mt=hord,
                                   hord_vt=hord, hord_dp=hord)  # fmt: skip
-    ours = run(cfg, progress=False)
-    nml = SWNamelist(n_split=cfg.n_split, dt_atmos=cfg.dt, nord=cfg.nord, d4_bg=cfg.d4_bg,
-                     hord_mt=hord, hord_vt=hord, hord_dp=hord)  # fmt: skip
-    ref = TransliteratedRun(cfg.resolution, FV3_TEST_CASES[cfg.case], nml)
-    while ref.time < hours * 3600.0 - 1.0:
-        ref.step()
-    expected = ref.global_fields()
-    np.testing.assert_array_equal(ours.fields["u"], expected["ua"])
-    np.testing.assert_array_equal(ours.fields["v"], expected["va"])
-    np.testing.assert_array_equal(ours.fields["h"] - ours.fields["surface"], expected["depth"])
+    assert_run_equals_transliteration(cfg)
