@@ -129,18 +129,8 @@ def write_extract(reference: FV3Reference, output: str | Path, *, hours: float =
 def load_extract(path: str | Path) -> ReferenceExtract:
     """Read an extract written by :func:`write_extract`."""
     path = Path(path)
-    if not path.is_file():
-        raise FV3ReferenceError(f"reference extract {path} does not exist: write it with "
-                                f"`python -m fv3core.validation.extract`")  # fmt: skip
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            data = {k: z[k] for k in z.files}
-    except (OSError, ValueError) as exc:
-        raise FV3ReferenceError(f"cannot read {path} as an .npz extract: {exc}") from exc
-    missing = [k for k in (*FIELDS, "norm_names", "printed_initial", "printed", "printed_lines",
-                           "metadata") if k not in data]  # fmt: skip
-    if missing:
-        raise FV3ReferenceError(f"{path} is not a reference extract: it lacks {missing}")
+    data = _load_npz(path, (*FIELDS, "norm_names", "printed_initial", "printed",
+                            "printed_lines", "metadata"))  # fmt: skip
     meta = json.loads(str(data["metadata"]))
     if meta.get("format") != FORMAT:
         raise FV3ReferenceError(f"{path}: extract format {meta.get('format')}, this reader "
