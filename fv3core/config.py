@@ -35,9 +35,6 @@ MAX_COURANT = 1.0
 #: the shallow-water schemes: fv3core's own "geometric" C-D grid scheme (docs/fv3core, Design)
 #: and FV3's d_sw/c_sw as in the Fortran ("fv3", reads the FV3 namelist keys)
 DYNAMICS = ("geometric", "fv3")
-#: FV3 hord values (hord_mt, hord_vt, hord_dp) of dynamics="fv3", each bit for bit the
-#: transliteration of FV3's xppm/yppm and xtp_u/ytp_v (tests/fv3core/test_fv3_tp_core.py)
-FV3_HORD = (5, 6, 8, 10)
 #: divergence damping orders per scheme (FV3's nord: 0 del2, 1 del4, 2 del6, 3 del8)
 NORD = {"geometric": (0, 1), "fv3": (0, 1, 2, 3)}
 #: the geometric scheme's del2 coefficient when none is given (FV3Config.dddmp)
@@ -162,13 +159,6 @@ class FV3Config:
 
     def _check_fv3(self) -> None:
         """Refuse keys FV3's scheme would not honour."""
-        for key in ("hord_mt", "hord_vt", "hord_dp"):
-            if getattr(self, key) not in FV3_HORD:
-                raise FV3ConfigError(
-                    f"{key}={getattr(self, key)}: dynamics='fv3' has FV3's hord "
-                    f"{', '.join(map(str, FV3_HORD))} (5/6 unlimited PPM, 8 Lin 2004 monotone, "
-                    "10 Huynh-type constraint)"
-                )
         if self.dddmp != GEOMETRIC_DDDMP:
             raise FV3ConfigError(
                 f"dddmp={self.dddmp} is the geometric scheme's del2 coefficient, which "
