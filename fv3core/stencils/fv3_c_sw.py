@@ -133,18 +133,23 @@ def cgrid_mass_flux(
     sin_far: FloatFieldIJ,
     delp: FloatField,
     flux: FloatField,
+    pt: FloatField,
+    pt_flux: FloatField,
     dt2: float,
 ):
     """c_sw: the contravariant C-grid wind ``ct`` (``ut``/``vt``) times ``dt2``, the face length
     and the upwind cell's ``sin_sg`` (in place), and the upwind ``delp`` flux through the face
-    (``fx1``/``fy1``) along ``DI``/``DJ``."""
-    from __externals__ import DI, DJ
+    (``fx1``/``fy1``) along ``DI``/``DJ``; without ``SW_DYNAMICS`` also the upwind ``pt`` times
+    that flux (``fx``/``fy``)."""
+    from __externals__ import DI, DJ, SW_DYNAMICS
 
     with computation(PARALLEL), interval(...):
         far = dt2 * ct * face_length * sin_far[-DI, -DJ]
         near = dt2 * ct * face_length * sin_near
         ct = far if ct > 0.0 else near
         flux = ct * (delp[-DI, -DJ, 0] if ct > 0.0 else delp)
+        if __INLINED(not SW_DYNAMICS):
+            pt_flux = flux * (pt[-DI, -DJ, 0] if ct > 0.0 else pt)
 
 
 def cgrid_delp(
@@ -155,11 +160,19 @@ def cgrid_delp(
     rarea: FloatFieldIJ,
     delpc: FloatField,
     ptc: FloatField,
+    pt_fx: FloatField,
+    pt_fy: FloatField,
 ):
-    """c_sw: ``delp`` at the half step from the upwind fluxes; ``SW_DYNAMICS``: ``ptc = pt``."""
+    """c_sw: ``delp`` at the half step from the upwind fluxes; ``SW_DYNAMICS``: ``ptc = pt``,
+    else ``pt`` at the half step from its upwind fluxes ``pt_fx``, ``pt_fy``."""
+    from __externals__ import SW_DYNAMICS
+
     with computation(PARALLEL), interval(...):
         delpc = delp + (fx - fx[1, 0, 0] + fy - fy[0, 1, 0]) * rarea
-        ptc = pt
+        if __INLINED(SW_DYNAMICS):
+            ptc = pt
+        else:
+            ptc = (pt * delp + (pt_fx - pt_fx[1, 0, 0] + pt_fy - pt_fy[0, 1, 0]) * rarea) / delpc
 
 
 def cgrid_kinetic_energy(
@@ -249,11 +262,13 @@ def cgrid_wind_update(
 
 
 class FV3CGridShallowWater:
-    """Equivalent of FV3 subroutine ``c_sw`` (``SW_DYNAMICS``, hydrostatic, cubed sphere) for
-    one rank, ``d2a2c_vect`` and ``divergence_corner`` included.
+    """Equivalent of FV3 subroutine ``c_sw`` (hydrostatic, cubed sphere) for one rank,
+    ``d2a2c_vect`` and ``divergence_corner`` included.
 
     ``nord``: FV3's order of the divergence damping (``nord > 0``: ``divergence_corner``
-    writes ``divg_d``); ``dt2``: FV3's ``dt2``, half the acoustic time step (s).
+    writes ``divg_d``); ``dt2``: FV3's ``dt2``, half the acoustic time step (s);
+    ``sw_dynamics``: FV3 built with ``SW_DYNAMICS`` (``ptc = pt``), else the 3-D core's upwind
+    transport of ``pt`` into ``ptc``.
 
     :meth:`bind` returns FV3's sequence as launches; GTScript stencils except FV3's cube-corner
     fills, which copy a point's value (with sign) from a point whose offset differs per filled
@@ -269,6 +284,8 @@ class FV3CGridShallowWater:
         spec: SubdomainSpec,
         nord: int,
         dt2: float,
+        *,
+        sw_dynamics: bool = True,
     ) -> None:
         check_subdomain(spec, "c_sw")
         if nord not in (0, 1, 2, 3):
@@ -285,6 +302,10 @@ class FV3CGridShallowWater:
 
         #: FV3's local ``fx1``, ``fy1`` (upwind delp fluxes), ``ke``, ``vort``
         self.delp_flux = {d: zeros(indexing.domain_of(face_dims(d)), backend) for d in DIRECTIONS}
+        #: FV3's local ``fx``, ``fy``: the upwind ``pt`` fluxes (3-D core only)
+        self.pt_flux = {d: zeros(indexing.domain_of(face_dims(d)), backend) for d in DIRECTIONS}
+        self.sw_dynamics = bool(sw_dynamics)
+        sw = {"SW_DYNAMICS": self.sw_dynamics}
         self.ke = zeros(indexing.domain_of(CELL_DIMS), backend)
         self.vort = zeros(indexing.domain_of(CORNER_DIMS), backend)
         r = regions(CORNER_DIMS, 0)
@@ -293,11 +314,11 @@ class FV3CGridShallowWater:
             externals={**r.rank_edges(), **tile_edge_bands(Y, r)},
         )  # fmt: skip
         self._mass_flux = {
-            d: factory.from_dims(cgrid_mass_flux, face_dims(d), 1, externals=d.offsets(),
+            d: factory.from_dims(cgrid_mass_flux, face_dims(d), 1, externals={**d.offsets(), **sw},
                                  name=f"c_sw_mass_flux_{d.name}")
             for d in DIRECTIONS
         }  # fmt: skip
-        self._delpc = factory.from_dims(cgrid_delp, CELL_DIMS, 1, name="c_sw_delpc")
+        self._delpc = factory.from_dims(cgrid_delp, CELL_DIMS, 1, externals=sw, name="c_sw_delpc")
         self._ke = {
             d: factory.from_dims(
                 cgrid_kinetic_energy, CELL_DIMS, 1, name=f"c_sw_ke_{d.name}",
@@ -377,11 +398,13 @@ class FV3CGridShallowWater:
             launches.append(self._fill[d].bind(delp=delp, pt=pt))
             launches.append(self._mass_flux[d].bind(
                 ct=ct_wind[d], face_length=face_length[d], sin_near=sin_near[d],
-                sin_far=sin_far[d], delp=delp, flux=self.delp_flux[d], dt2=dt2,
+                sin_far=sin_far[d], delp=delp, flux=self.delp_flux[d], pt=pt,
+                pt_flux=self.pt_flux[d], dt2=dt2,
             ))  # fmt: skip
         launches.append(self._delpc.bind(delp=delp, pt=pt, fx=self.delp_flux[X],
                                          fy=self.delp_flux[Y], rarea=g.rarea, delpc=delpc,
-                                         ptc=ptc))  # fmt: skip
+                                         ptc=ptc, pt_fx=self.pt_flux[X],
+                                         pt_fy=self.pt_flux[Y]))  # fmt: skip
         launches += [
             self._ke[d].bind(a_wind=a_wind[d], c_wind=c_wind[d], d_wind=d_wind[d],
                              sin_near=sin_near[d], cos_near=cos_near[d], sin_far=sin_far[d],

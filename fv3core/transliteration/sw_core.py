@@ -233,10 +233,13 @@ class CGridState:
 
 
 def c_sw(delp: FArray, pt: FArray, u: FArray, v: FArray, nord: int, dt2: float, g: Any,
-         uc: FArray, vc: FArray, ua: FArray, va: FArray, ut: FArray, vt: FArray) -> CGridState:  # fmt: skip
-    """FV3 ``c_sw`` (hydrostatic, ``SW_DYNAMICS``): the C-grid half step; ``uc``, ``vc``,
-    ``ua``, ``va``, ``ut``, ``vt`` are FV3's persistent arrays, updated in place.  ``delp``
-    and ``pt`` get their corner halo cells filled (``fill2_4corners``), as in FV3."""
+         uc: FArray, vc: FArray, ua: FArray, va: FArray, ut: FArray, vt: FArray, *,
+         sw_dynamics: bool = True) -> CGridState:  # fmt: skip
+    """FV3 ``c_sw`` (hydrostatic): the C-grid half step; ``uc``, ``vc``, ``ua``, ``va``,
+    ``ut``, ``vt`` are FV3's persistent arrays, updated in place.  ``delp`` and ``pt`` get
+    their corner halo cells filled (``fill2_4corners``), as in FV3.  ``sw_dynamics``: FV3 built
+    with ``SW_DYNAMICS`` (``ptc = pt``); else the 3-D core's upwind transport of ``pt`` with the
+    ``delp`` fluxes (``ptc = (pt delp + div(fx1 pt_up)) / delpc``)."""
     b, npx, npy = g.bd, g.npx, g.npy
     is_, ie, js, je = b.is_, b.ie, b.js, b.je
     iep1, jep1 = ie + 1, je + 1
@@ -253,18 +256,26 @@ def c_sw(delp: FArray, pt: FArray, u: FArray, v: FArray, nord: int, dt2: float, 
     corners.fill_4corners(delp, corners.XDIR, npx, npy, g)
     corners.fill_4corners(pt, corners.XDIR, npx, npy, g)
     fx1 = _full((is_ - 1, js - 1), (ie + 2, je + 1))
+    fx = _full((is_ - 1, js - 1), (ie + 2, je + 1))
     I, J = R(is_ - 1, ie + 2), R(js - 1, jep1)
     fx1[I, J] = ut[I, J] * np.where(ut[I, J] > 0.0, delp[I - 1, J], delp[I, J])
+    fx[I, J] = fx1[I, J] * np.where(ut[I, J] > 0.0, pt[I - 1, J], pt[I, J])
     corners.fill_4corners(delp, corners.YDIR, npx, npy, g)
     corners.fill_4corners(pt, corners.YDIR, npx, npy, g)
     fy1 = _full((is_ - 1, js - 1), (ie + 1, je + 2))
+    fy = _full((is_ - 1, js - 1), (ie + 1, je + 2))
     I, J = R(is_ - 1, iep1), R(js - 1, jep1 + 1)
     fy1[I, J] = vt[I, J] * np.where(vt[I, J] > 0.0, delp[I, J - 1], delp[I, J])
+    fy[I, J] = fy1[I, J] * np.where(vt[I, J] > 0.0, pt[I, J - 1], pt[I, J])
     delpc = _full((b.isd, b.jsd), (b.ied, b.jed))
     ptc = _full((b.isd, b.jsd), (b.ied, b.jed))
     I, J = R(is_ - 1, iep1), R(js - 1, jep1)
     delpc[I, J] = delp[I, J] + (fx1[I, J] - fx1[I + 1, J] + fy1[I, J] - fy1[I, J + 1]) * g.rarea[I, J]
-    ptc[I, J] = pt[I, J]
+    if sw_dynamics:
+        ptc[I, J] = pt[I, J]
+    else:
+        ptc[I, J] = (pt[I, J] * delp[I, J]
+                     + (fx[I, J] - fx[I + 1, J] + fy[I, J] - fy[I, J + 1]) * g.rarea[I, J]) / delpc[I, J]
     # kinetic energy
     ke = _full((is_ - 1, js - 1), (ie + 1, je + 1))
     vort = _full((is_ - 1, js - 1), (ie + 1, je + 1))

@@ -96,7 +96,7 @@ def _case(cubes, spec: SubdomainSpec, perturbed: bool, seed: int = 0) -> Case:
     return Case(spec, cube.metric_terms(spec), arrays)
 
 
-def _transliteration(case: Case, nord: int) -> dict[str, np.ndarray]:
+def _transliteration(case: Case, nord: int, sw_dynamics: bool = True) -> dict[str, np.ndarray]:
     """The transliteration's c_sw on copies of the inputs: the in-place arrays, and delpc, ptc,
     divg_d (which it returns as new arrays) over FV3's ranges on top of the previous contents."""
     g = grid_from_metric(case.metric)
@@ -104,7 +104,7 @@ def _transliteration(case: Case, nord: int) -> dict[str, np.ndarray]:
     inout = [k for k in case.arrays if k not in ("delpc", "ptc", "divg_d")]
     fa = {k: FArray(case.arrays[k].copy(), lo) for k in inout}
     out = sw_core.c_sw(fa["delp"], fa["pt"], fa["u"], fa["v"], nord, DT2, g, fa["uc"], fa["vc"],
-                       fa["ua"], fa["va"], fa["ut"], fa["vt"])  # fmt: skip
+                       fa["ua"], fa["va"], fa["ut"], fa["vt"], sw_dynamics=sw_dynamics)  # fmt: skip
     ref = {k: a.data for k, a in fa.items()}
     s = case.spec
     cells = (slice(H - 1, H + s.nx + 1), slice(H - 1, H + s.ny + 1))
@@ -117,11 +117,12 @@ def _transliteration(case: Case, nord: int) -> dict[str, np.ndarray]:
     return ref
 
 
-def _gtscript(case: Case, nord: int, factory: StencilFactory) -> tuple[dict[str, np.ndarray], int]:
+def _gtscript(case: Case, nord: int, factory: StencilFactory,
+              sw_dynamics: bool = True) -> tuple[dict[str, np.ndarray], int]:  # fmt: skip
     s = case.spec
     grid = factory.on_grid(GridIndexing(s.nx, s.ny, 1, H))
     metric = FV3GridStorages(case.metric, factory.backend)
-    routine = FV3CGridShallowWater(grid, metric, s, nord, DT2)
+    routine = FV3CGridShallowWater(grid, metric, s, nord, DT2, sw_dynamics=sw_dynamics)
     storages = {k: from_numpy(v[..., None], factory.backend) for k, v in case.arrays.items()}
     launches = routine.bind(**storages)
     for launch in launches:
@@ -142,13 +143,14 @@ def _differences(ref: dict[str, np.ndarray], got: dict[str, np.ndarray]) -> dict
     return out
 
 
-def _check(cubes, specs, factory, nord: int = 2, perturbed: bool = False) -> None:
+def _check(cubes, specs, factory, nord: int = 2, perturbed: bool = False,
+           sw_dynamics: bool = True) -> None:  # fmt: skip
     failures = {}
     for spec in specs:
         case = _case(cubes, spec, perturbed)
-        got, n_launches = _gtscript(case, nord, factory)
+        got, n_launches = _gtscript(case, nord, factory, sw_dynamics)
         assert n_launches == (17 if nord > 0 else 16)
-        diff = _differences(_transliteration(case, nord), got)
+        diff = _differences(_transliteration(case, nord, sw_dynamics), got)
         if diff:
             failures[(spec.tile, spec.i0, spec.i1, spec.j0, spec.j1)] = diff
     assert not failures, failures
@@ -172,6 +174,17 @@ def test_perturbed_state_bitwise(cubes, numpy_factory) -> None:
     both signs on every tile; delp up to 10%, pt up to 0.2), also in the cube-corner halo
     regions: bitwise."""
     _check(cubes, _layout(12, 1), numpy_factory, perturbed=True)
+
+
+def test_three_d_core_pt_transport_bitwise(cubes, numpy_factory) -> None:
+    """The 3-D core's c_sw (FV3 built without ``SW_DYNAMICS``): ``ptc`` from the upwind ``pt``
+    fluxes, on the perturbed state (pt = 1 + up to 0.2, both wind signs): bitwise; and ``ptc``
+    differs from ``pt`` (the transport is not the shallow-water copy)."""
+    _check(cubes, _layout(12, 1), numpy_factory, perturbed=True, sw_dynamics=False)
+    case = _case(cubes, _layout(12, 1)[0], True)
+    got, _ = _gtscript(case, 2, numpy_factory, sw_dynamics=False)
+    cells = (slice(H, H + 12), slice(H, H + 12))
+    assert np.abs(got["ptc"][cells] - got["pt"][cells]).max() > 1e-6
 
 
 def test_layout_2x2_bitwise(cubes, numpy_factory) -> None:
