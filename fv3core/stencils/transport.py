@@ -270,6 +270,21 @@ class FiniteVolumeTransport:
 
     ``hord``: FV3's; as in FV3 the sweeps of q itself (``fy2``, ``fx2``) use ``ord_in`` = 8 for
     hord 10 (``hord`` otherwise) and the sweeps of the updates (``fx``, ``fy``) ``hord``.
+
+    FV3's two forms of the flux average (``fv_tp_2d``'s optional ``mfx``, ``mfy``):
+
+    * without mass fluxes (FV3's transport of delp and vorticity): ``fx`` = the Lin-Rood average
+      of the face values times ``xfx`` (the swept area, m^2), ``fy`` likewise with ``yfx``;
+    * with ``mass_fluxes=(mfx, mfy)`` (FV3's transport of pt and tracers): the same face values
+      times ``mfx`` (x-faces) and ``mfy`` (y-faces) instead, e.g. the mass fluxes (Pa m^2)
+      ``d_sw`` accumulates or ``tracer_2d_1L`` scales, so ``fx``, ``fy`` are q times mass.
+
+    The inner advective updates are the same in both forms: FV3's
+    ``(q * area + fyy(j) - fyy(j+1)) / ra_y`` with ``fyy = yfx * fy2``, where every caller of
+    ``fv_tp_2d`` (``d_sw``, ``tracer_2d_1L``, ``tracer_2d``) passes ``ra_y = area + yfx(j) -
+    yfx(j+1)`` (``ra_x`` likewise); :func:`advective_update` computes that ``ra`` from the swept
+    areas with the same operations in the same order, so no ``ra_x``/``ra_y`` is passed.
+    ``deln_flux`` (FV3's ``nord``, ``damp_c``, ``mass``) is not part of this class.
     """
 
     #: how many argument sets ``__call__`` keeps bound (a model calls with one or two)
@@ -319,15 +334,24 @@ class FiniteVolumeTransport:
         self._bound: dict[tuple[int, ...], BoundTransport] = {}
 
     def bind(
-        self, q: Any, crx: Any, cry: Any, xfx: Any, yfx: Any, fx: Any, fy: Any
-    ) -> BoundTransport:
+        self, q: Any, crx: Any, cry: Any, xfx: Any, yfx: Any, fx: Any, fy: Any,
+        *, mass_fluxes: tuple[Any, Any] | None = None,
+    ) -> BoundTransport:  # fmt: skip
         """The ``fvtp2d`` of these storages, bound once (the one definition of the sequence;
-        :class:`BoundTransport` runs it without per-call argument processing)."""
+        :class:`BoundTransport` runs it without per-call argument processing).
+
+        ``q`` (cells, in/out: corner halos overwritten), ``crx`` / ``cry`` (x- / y-faces,
+        Courant numbers), ``xfx`` / ``yfx`` (x- / y-faces, swept areas in m^2), ``fx`` / ``fy``
+        (x- / y-faces, out: the fluxes on the compute domain's faces); all 3-D storages with
+        the 3-point halo of the factory's grid.  ``mass_fluxes=(mfx, mfy)`` (x- / y-faces,
+        read on the compute domain's faces): FV3's ``fv_tp_2d(..., mfx=mfx, mfy=mfy)``, the
+        fluxes are the face values times ``mfx``/``mfy`` instead of ``xfx``/``yfx``."""
         g = self._grid
+        mfx, mfy = (xfx, yfx) if mass_fluxes is None else mass_fluxes
         y_update = {"area": g.area, "cross_flux": self._fy2, "cross_area_flux": yfx}
         x_update = {"area": g.area, "cross_flux": self._fx2, "cross_area_flux": xfx}
-        fx_mean = {"partner_flux": fx, "area_flux": xfx}
-        fy_mean = {"partner_flux": self._fy2, "area_flux": yfx}
+        fx_mean = {"partner_flux": fx, "area_flux": mfx}
+        fy_mean = {"partner_flux": self._fy2, "area_flux": mfy}
         # a variant without the update or the average still takes (and ignores) its fields
         return BoundTransport([
             self._corners_y.bind(q),
@@ -341,17 +365,18 @@ class FiniteVolumeTransport:
         ])  # fmt: skip
 
     def __call__(
-        self, q: Any, crx: Any, cry: Any, xfx: Any, yfx: Any, fx: Any, fy: Any
-    ) -> None:
+        self, q: Any, crx: Any, cry: Any, xfx: Any, yfx: Any, fx: Any, fy: Any,
+        *, mass_fluxes: tuple[Any, Any] | None = None,
+    ) -> None:  # fmt: skip
         """:meth:`bind` these storages (once per distinct set, the last ``MAX_BOUND`` kept;
         a bound call holds its storages, so their ids stay unique) and run."""
         args = (q, crx, cry, xfx, yfx, fx, fy)
-        key = tuple(map(id, args))
+        key = tuple(map(id, args + tuple(mass_fluxes or ())))
         bound = self._bound.get(key)
         if bound is None:
             if len(self._bound) >= self.MAX_BOUND:
                 del self._bound[next(iter(self._bound))]
-            bound = self._bound[key] = self.bind(*args)
+            bound = self._bound[key] = self.bind(*args, mass_fluxes=mass_fluxes)
         bound()
 
 

@@ -237,10 +237,17 @@ def copy_corners(q: FArray, npx: int, npy: int, direction: int, ng: int, corners
 
 
 def fv_tp_2d(q: FArray, crx: FArray, cry: FArray, hord: int, xfx: FArray, yfx: FArray,
-             ra_x: FArray, ra_y: FArray, g: Any) -> tuple[FArray, FArray]:  # fmt: skip
-    """FV3 ``fv_tp_2d`` for delp and vorticity (no mass fluxes, no ``deln_flux`` damping):
-    the Lin-Rood average of the two splitting orders' fluxes times the swept areas, ``fx``
-    (is:ie+1, js:je) and ``fy`` (is:ie, js:je+1).  ``q``'s corner halos are overwritten."""
+             ra_x: FArray, ra_y: FArray, g: Any, *, mfx: FArray | None = None,
+             mfy: FArray | None = None) -> tuple[FArray, FArray]:  # fmt: skip
+    """FV3 ``fv_tp_2d`` without ``deln_flux`` damping: the Lin-Rood average of the two
+    splitting orders' face values times the swept areas ``xfx``, ``yfx`` (FV3's transport of
+    delp and vorticity) or, given ``mfx`` (is:ie+1, js:je) and ``mfy`` (is:ie, js:je+1), times
+    those (FV3's ``mfx=``, ``mfy=`` form: pt and tracers); ``fx`` (is:ie+1, js:je) and ``fy``
+    (is:ie, js:je+1).  ``ra_x`` (is:ie, jsd:jed), ``ra_y`` (isd:ied, js:je): the
+    denominators of the inner updates, as FV3's callers pass them.  ``q``'s corner halos are
+    overwritten."""
+    if (mfx is None) != (mfy is None):
+        raise ValueError("fv_tp_2d: pass both mfx and mfy (FV3's mass-flux form) or neither")
     b = g.bd
     ord_in = 8 if hord == 10 else hord
     ord_ou = hord
@@ -263,7 +270,11 @@ def fv_tp_2d(q: FArray, crx: FArray, cry: FArray, hord: int, xfx: FArray, yfx: F
     q_j[In, Jd] = (q[In, Jd] * g.area[In, Jd] + fx1[In, Jd] - fx1[In + 1, Jd]) / ra_x[In, Jd]
     fy = yppm(q_j, cry, ord_ou, b.js, b.je, In, g.npy, g.dya)
     fx_out = FArray.full((b.is_, b.js), (b.ie + 1, b.je))
-    fx_out[Ii, Jn] = 0.5 * (fx[Ii, Jn] + fx2[Ii, Jn]) * xfx[Ii, Jn]
     fy_out = FArray.full((b.is_, b.js), (b.ie, b.je + 1))
-    fy_out[In, Ji] = 0.5 * (fy[In, Ji] + fy2[In, Ji]) * yfx[In, Ji]
+    if mfx is not None and mfy is not None:  # FV3: "For transport of pt and tracers"
+        fx_out[Ii, Jn] = 0.5 * (fx[Ii, Jn] + fx2[Ii, Jn]) * mfx[Ii, Jn]
+        fy_out[In, Ji] = 0.5 * (fy[In, Ji] + fy2[In, Ji]) * mfy[In, Ji]
+    else:  # "For transport of delp, vorticity"
+        fx_out[Ii, Jn] = 0.5 * (fx[Ii, Jn] + fx2[Ii, Jn]) * xfx[Ii, Jn]
+        fy_out[In, Ji] = 0.5 * (fy[In, Ji] + fy2[In, Ji]) * yfx[In, Ji]
     return fx_out, fy_out
