@@ -66,10 +66,12 @@ def geopotential(
     akap: float,
     ptop: float,
     ptk: float,
+    cp: float,
 ):
     """FV3 ``geopk`` (hydrostatic, no ``q_con``): pressure to the kappa ``pk`` on the
     interfaces, top down from ``ptop`` (``p1d``: the interface pressure, ``log``/``exp`` as FV3),
-    then the geopotential ``gz`` bottom up from the surface ``phis`` (``SW_DYNAMICS``: without
+    then the geopotential ``gz`` bottom up from the surface ``phis``, ``cp`` times ``pt`` times
+    the layer's ``pk`` difference (``SW_DYNAMICS``: ``cp = 1``, FV3's formula without
     ``cp_air``)."""
     with computation(FORWARD):
         with interval(0, 1):
@@ -82,7 +84,26 @@ def geopotential(
         with interval(-1, None):
             gz = phis
         with interval(0, -1):
-            gz = gz[0, 0, 1] + pt * (pk[0, 0, 1] - pk)
+            gz = gz[0, 0, 1] + cp * pt * (pk[0, 0, 1] - pk)
+
+
+def interface_pressure(delp: FloatField, pe: FloatField, peln: FloatField, ptop: float):
+    """FV3 ``geopk``'s interface pressure ``pe`` (``ptop`` plus the layers above, the sums of
+    ``p1d``) and its logarithm ``peln`` (``peln1 = log(ptop)`` at the top)."""
+    with computation(FORWARD):
+        with interval(0, 1):
+            pe = ptop
+            peln = log(ptop)
+        with interval(1, None):
+            pe = pe[0, 0, -1] + delp[0, 0, -1]
+            peln = log(pe)
+
+
+def layer_mean_pk(pk: FloatField, peln: FloatField, pkz: FloatField, akap: float):
+    """FV3 ``geopk``'s hydrostatic ``pkz``, the layer mean of p to the kappa:
+    ``(pk(k+1) - pk(k)) / (akap (peln(k+1) - peln(k)))``."""
+    with computation(PARALLEL), interval(...):
+        pkz = (pk[0, 0, 1] - pk) / (akap * (peln[0, 0, 1] - peln))
 
 
 def cgrid_pressure_gradient(wind: FloatField, pk: FloatField, gz: FloatField,
@@ -138,25 +159,45 @@ def set_value(q: FloatField, value: float):
 
 
 class FV3Geopotential:
-    """Equivalent of FV3 subroutine ``geopk`` (``dyn_core.F90``) for the shallow-water core:
+    """Equivalent of FV3 subroutine ``geopk`` (``dyn_core.F90``, hydrostatic, no ``q_con``):
     ``pk`` and ``gz`` on the interfaces from ``delp`` (``SW_DYNAMICS``: FV3's ``delp`` = g times
-    the depth), ``pt`` (1 in the shallow-water core) and ``phis``, over FV3's ranges
-    ``is-1..ie+1, js-1..je+1`` (``cgrid=True``, FV3's ``CG``: after ``c_sw``, on ``delpc``,
-    ``ptc``) or ``is-2..ie+2, js-2..je+2`` (D grid: after ``d_sw``).  ``akap``, ``ptop``: FV3's
-    kappa and model-top pressure (shallow water: 1 and 0).  One launch."""
+    the depth), ``pt`` (the 3-D core: virtual potential temperature, K / Pa**akap; 1 in the
+    shallow-water core) and ``phis``, over FV3's ranges ``is-1..ie+1, js-1..je+1``
+    (``cgrid=True``, FV3's ``CG``: after ``c_sw``, on ``delpc``, ``ptc``) or ``is-2..ie+2,
+    js-2..je+2`` (D grid: after ``d_sw``).  ``akap``, ``ptop``, ``cp``: FV3's kappa, model-top
+    pressure (Pa) and ``cp_air`` (J/kg/K) (shallow water: 1, 0 and 1, FV3's ``SW_DYNAMICS``
+    formula).  One launch; on the D grid with ``pressure`` (:meth:`bind`) FV3's ``pe``,
+    ``peln`` and ``pkz`` as well: three."""
 
     def __init__(self, factory: GridStencilFactory, *, cgrid: bool, akap: float = AKAP_SW,
-                 ptop: float = PTOP_SW) -> None:  # fmt: skip
-        self.akap, self.ptop = float(akap), float(ptop)
+                 ptop: float = PTOP_SW, cp: float = 1.0) -> None:  # fmt: skip
+        self.akap, self.ptop, self.cp, self.cgrid = float(akap), float(ptop), float(cp), cgrid
         self.ptk = self.ptop**self.akap
         halo = 1 if cgrid else 2
-        self._stencil = factory.from_dims(geopotential, (X_DIM, Y_DIM, Z_INTERFACE_DIM), halo)
+        interfaces = (X_DIM, Y_DIM, Z_INTERFACE_DIM)
+        self._stencil = factory.from_dims(geopotential, interfaces, halo)
+        self._pe = factory.from_dims(interface_pressure, interfaces, 1)
+        self._pkz = factory.from_dims(layer_mean_pk, (X_DIM, Y_DIM, Z_DIM), 0)
 
-    def bind(self, delp: Any, pt: Any, phis: Any, pk: Any, gz: Any) -> list[Launch]:
+    def bind(self, delp: Any, pt: Any, phis: Any, pk: Any, gz: Any,
+             pressure: tuple[Any, Any, Any] | None = None) -> list[Launch]:  # fmt: skip
         """``delp``, ``pt``: cells, ``nz`` layers; ``phis``: cells, 2-D (FV3's ``phis``);
-        ``pk``, ``gz``: cells, ``nz + 1`` interfaces, written over the range."""
-        return [self._stencil.bind(delp=delp, pt=pt, phis=phis, pk=pk, gz=gz, akap=self.akap,
-                                   ptop=self.ptop, ptk=self.ptk)]  # fmt: skip
+        ``pk``, ``gz``: cells, ``nz + 1`` interfaces, written over the range.  ``pressure``:
+        ``(pe, peln, pkz)`` (interfaces, interfaces, cells), written after the D-grid call only:
+        ``pe`` and ``peln`` on ``is-1..ie+1, js-1..je+1`` (FV3's ``peln`` covers the compute
+        cells; the ring around them is ``log(pe)`` as well), ``pkz`` on the compute cells."""
+        launches = [self._stencil.bind(delp=delp, pt=pt, phis=phis, pk=pk, gz=gz,
+                                       akap=self.akap, ptop=self.ptop, ptk=self.ptk,
+                                       cp=self.cp)]  # fmt: skip
+        if pressure is None:
+            return launches
+        pe, peln, pkz = pressure
+        # FV3 writes pe and peln in both calls and keeps the D grid's: the C-grid call's are
+        # read by nothing in between, so only the D-grid call writes them here
+        if self.cgrid:
+            return launches
+        return [*launches, self._pe.bind(delp=delp, pe=pe, peln=peln, ptop=self.ptop),
+                self._pkz.bind(pk=pk, peln=peln, pkz=pkz, akap=self.akap)]  # fmt: skip
 
 
 class CGridPressureGradient:

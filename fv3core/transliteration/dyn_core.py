@@ -94,15 +94,58 @@ class TileFields:
 
 def geopk(delp: FArray, phis: FArray, pt: FArray, pkc: list[FArray], gz: list[FArray],
           ir: R, jr: R) -> None:  # fmt: skip
-    """FV3 ``geopk`` for one shallow-water layer: ``pk = exp(akap * log(ptop + delp))`` with
-    ``akap = 1``, ``ptop = 0``, and the geopotential ``gz`` top = bottom + pt * (pk2 - pk1)."""
-    ptop, ptk = 0.0, 0.0**1.0
+    """FV3 ``geopk`` for one shallow-water layer (``SW_DYNAMICS``: ``akap = 1``, ``ptop = 0``,
+    no ``cp_air``): :func:`geopk_hydrostatic` of one layer."""
+    geopk_hydrostatic([delp], phis, [pt], pkc, gz, ir, jr, ptop=0.0, akap=1.0, cp=1.0)
+
+
+def geopk_hydrostatic(delp: list[FArray], phis: FArray, pt: list[FArray], pkc: list[FArray],
+                      gz: list[FArray], ir: R, jr: R, *, ptop: float, akap: float, cp: float,
+                      pressure: tuple[list[FArray], list[FArray], list[FArray]] | None = None,
+                      bd: Any = None) -> None:  # fmt: skip
+    """FV3 ``geopk`` (hydrostatic, no ``q_con``) over FV3's range ``ir``, ``jr`` (``is-1..ie+1``
+    on the C grid, ``is-2..ie+2`` on the D grid), layers and interfaces as lists top down:
+    ``pk`` from ``p1d`` = ``ptop`` plus the layers above (``exp(akap log p1d)``), ``gz`` bottom
+    up from ``phis`` by ``cp pt (pk(k+1) - pk(k))``.  ``pressure`` = ``(pe, peln, pkz)``: as the
+    D-grid call writes them, ``pe`` on ``is-1..ie+1, js-1..je+1``, ``peln`` (``peln1 =
+    log(ptop)`` on top) and ``pkz = (pk(k+1) - pk(k)) / (akap (peln(k+1) - peln(k)))`` on the
+    compute cells (``bd``: the rank's bounds, FV3's ``bd``)."""
+    km = len(delp)
+    ptk = ptop**akap
     pkc[0][ir, jr] = ptk
-    gz[1][ir, jr] = phis[ir, jr]
-    p1d = ptop + delp[ir, jr]
-    logp = np.log(p1d)
-    pkc[1][ir, jr] = np.exp(1.0 * logp)
-    gz[0][ir, jr] = gz[1][ir, jr] + pt[ir, jr] * (pkc[1][ir, jr] - pkc[0][ir, jr])
+    gz[km][ir, jr] = phis[ir, jr]
+    p1d = np.full((ir.size, jr.size), ptop)
+    logps = [None]
+    for k in range(1, km + 1):
+        p1d = p1d + delp[k - 1][ir, jr]
+        logp = np.log(p1d)
+        pkc[k][ir, jr] = np.exp(akap * logp)
+        logps.append((p1d, logp))
+    for k in range(km - 1, -1, -1):
+        gz[k][ir, jr] = gz[k + 1][ir, jr] + cp * pt[k][ir, jr] * (pkc[k + 1][ir, jr] - pkc[k][ir, jr])
+    if pressure is None:
+        return
+    if bd is None:
+        raise ValueError("geopk_hydrostatic: pass the rank's bounds bd with pressure")
+    pe, peln, pkz = pressure
+    # FV3 stores pe on is-1..ie+1, js-1..je+1 and peln, pkz on the compute cells
+    halo, compute = (R(bd.is_ - 1, bd.ie + 1), R(bd.js - 1, bd.je + 1)), (R(bd.is_, bd.ie), R(bd.js, bd.je))
+
+    def local(r: R, lo: int) -> slice:
+        return slice(r.lo - lo, r.hi - lo + 1)
+
+    (hi, hj), (ci, cj) = halo, compute
+    h_loc = (local(hi, ir.lo), local(hj, jr.lo))
+    c_loc = (local(ci, ir.lo), local(cj, jr.lo))
+    pe[0][hi, hj] = ptop
+    peln[0][ci, cj] = np.log(ptop)
+    for k in range(1, km + 1):
+        p, logp = logps[k]
+        pe[k][hi, hj] = p[h_loc]
+        peln[k][ci, cj] = logp[c_loc]
+    for k in range(km):
+        pkz[k][ci, cj] = (pkc[k + 1][ci, cj] - pkc[k][ci, cj]) / (
+            akap * (peln[k + 1][ci, cj] - peln[k][ci, cj]))
 
 
 def p_grad_c(dt2: float, pkc: list[FArray], gz: list[FArray], uc: FArray, vc: FArray,

@@ -25,7 +25,7 @@ from fv3core.stencils.fv3_pressure_gradient import (
     DGridPressureGradient,
     FV3Geopotential,
 )
-from fv3core.transliteration.dyn_core import geopk, one_grad_p, p_grad_c
+from fv3core.transliteration.dyn_core import geopk, geopk_hydrostatic, one_grad_p, p_grad_c
 from fv3core.transliteration.farray import R
 from stencils.storage import from_numpy, to_numpy
 from tests.fv3core.fv3_stencil_reference import (
@@ -192,3 +192,49 @@ def test_geopotential_compiled_backend() -> None:
         f"gz max relative difference {worst_gz:.2e}"
     )
     assert worst_pk <= 1.0 and worst_gz <= 1e-15
+
+
+def test_hydrostatic_geopotential_with_pressure_bitwise() -> None:
+    """The 3-D core's geopk (``cp_air``, ``ptop`` > 0, kappa 2/7, 5 layers) with FV3's ``pe``,
+    ``peln`` and ``pkz``, against the transliteration (fv3core.transliteration.dyn_core
+    .geopk_hydrostatic, FV3's loops level by level): pk and gz on the D-grid range, pe on
+    is-1..ie+1, peln and pkz on the compute cells, bitwise on numpy; and pkz against its
+    definition ``(pk(k+1) - pk(k)) / (kappa dlog p)`` evaluated independently to 1e-13 (differences of logs of
+    nearby pressures lose a few digits)."""
+    nz, akap, ptop, cp = 5, 287.05 / 1004.6, 219.4, 1004.6
+    spec = rank_specs(12, 2)[3]
+    case = rank_case(spec, shared_factory(), nz=nz)
+    b, fa = case.g.bd, case.fa
+    rng = np.random.default_rng(17)
+    shape = case.shape("cell")
+    delp = 1.0e4 * (1.0 + rng.random(shape + (nz,)))
+    pt = (300.0 + 30.0 * rng.random(shape + (nz,))) / 1.0e5**akap
+    phis = 1.0e3 * rng.random(shape)
+    inter = [np.zeros(shape + (nz + 1,)) for _ in range(4)]
+    pk, gz, pe, peln = (case.storage(a) for a in inter)
+    pkz = case.storage(np.zeros(shape + (nz,)))
+    launches = FV3Geopotential(case.factory, cgrid=False, akap=akap, ptop=ptop, cp=cp).bind(
+        case.storage(delp), case.storage(pt), from_numpy(phis, "numpy"), pk, gz, (pe, peln, pkz))
+    assert len(launches) == 3
+    run(launches)
+    levels = [[fa(np.zeros(shape)) for _ in range(nz + 1)] for _ in range(4)]
+    pk_r, gz_r, pe_r, peln_r = levels
+    pkz_r = [fa(np.zeros(shape)) for _ in range(nz)]
+    geopk_hydrostatic([fa(delp[:, :, k]) for k in range(nz)], fa(phis),
+                      [fa(pt[:, :, k]) for k in range(nz)], pk_r, gz_r,
+                      R(b.is_ - 2, b.ie + 2), R(b.js - 2, b.je + 2), ptop=ptop, akap=akap, cp=cp,
+                      pressure=(pe_r, peln_r, pkz_r), bd=b)  # fmt: skip
+    h = 3
+    d_range = np.s_[h - 2 : h + spec.nx + 2, h - 2 : h + spec.ny + 2]
+    halo1 = np.s_[h - 1 : h + spec.nx + 1, h - 1 : h + spec.ny + 1]
+    compute = np.s_[h : h + spec.nx, h : h + spec.ny]
+    for name, ours, ref, where, n in (("pk", pk, pk_r, d_range, nz + 1), ("gz", gz, gz_r, d_range, nz + 1),
+                                      ("pe", pe, pe_r, halo1, nz + 1),
+                                      ("peln", peln, peln_r, compute, nz + 1),
+                                      ("pkz", pkz, pkz_r, compute, nz)):  # fmt: skip
+        got = to_numpy(ours)
+        for k in range(n):
+            np.testing.assert_array_equal(got[where][:, :, k], ref[k].data[where], f"{name} level {k}")
+    p = ptop + np.concatenate([np.zeros(shape + (1,)), np.cumsum(delp, axis=2)], axis=2)
+    definition = np.diff(p**akap, axis=2) / (akap * np.diff(np.log(p), axis=2))
+    np.testing.assert_allclose(to_numpy(pkz)[compute], definition[compute], rtol=1e-13, atol=0)
