@@ -62,7 +62,11 @@ from gt4py.cartesian.gtscript import __INLINED, PARALLEL, computation, horizonta
 
 from fv3core.errors import FV3ConfigError
 from fv3core.grid.metric import SubdomainSpec
-from fv3core.stencils.flux_divergence import apply_flux_divergence
+from fv3core.stencils.flux_divergence import (
+    accumulate,
+    apply_flux_divergence,
+    apply_mass_weighted_flux_divergence,
+)
 from fv3core.stencils.fv3_deln_flux import (
     DEL6_VT_FLUX_THRESHOLD,
     DELN_FLUX_THRESHOLD,
@@ -442,9 +446,16 @@ class FV3DGridShallowWater:
         *,
         nord_v: int = 0,
         damp_v: float = 0.0,
+        sw_dynamics: bool = True,
+        hord_tm: int | None = None,
     ) -> None:
         if spec.n_halo != 3:
             raise FV3ConfigError(f"n_halo={spec.n_halo}: FV3's d_sw needs n_halo = 3")
+        if not sw_dynamics and damp_v > DELN_FLUX_THRESHOLD:
+            raise FV3ConfigError(
+                f"d_sw: do_vort_damp with vtdm4={damp_v} in the 3-D core needs deln_flux's mass-"
+                "weighted form for pt, which fv3core does not have: set do_vort_damp = .false."
+            )
         if not dt > 0.0:
             raise FV3ConfigError(f"d_sw dt={dt}: the acoustic time step must be positive")
         self._factory, self._grid, self._spec = factory, grid, spec
@@ -515,6 +526,25 @@ class FV3DGridShallowWater:
         self._transport_dp = FiniteVolumeTransport(factory, g, spec, hord_dp)
         self._transport_vt = (self._transport_dp if hord_vt == hord_dp
                               else FiniteVolumeTransport(factory, g, spec, hord_vt))  # fmt: skip
+        #: the 3-D core (FV3 without SW_DYNAMICS): pt's fluxes (pt times the delp fluxes, FV3's
+        #: gx, gy), its transport with hord_tm and the mass-weighted update of pt and delp
+        self.sw_dynamics = bool(sw_dynamics)
+        if not self.sw_dynamics:
+            hord_tm = hord_dp if hord_tm is None else hord_tm
+            self.pt_fx, self.pt_fy = alloc(face_dims(X)), alloc(face_dims(Y))
+            self._transport_tm = (
+                self._transport_dp if hord_tm == hord_dp
+                else self._transport_vt if hord_tm == hord_vt
+                else FiniteVolumeTransport(factory, g, spec, hord_tm))  # fmt: skip
+            self._pt_update = factory.from_dims(apply_mass_weighted_flux_divergence, CELL_DIMS,
+                                                name="fv3_d_sw_pt_delp")  # fmt: skip
+            # FV3's ranges: cx on is:ie+1, jsd:jed; cy on isd:ied, js:je+1; mfx, mfy compute
+            self._accumulate = {
+                "cx": factory.from_dims(accumulate, face_dims(X), (0, 3), name="fv3_d_sw_cx"),
+                "cy": factory.from_dims(accumulate, face_dims(Y), (3, 0), name="fv3_d_sw_cy"),
+                "mfx": factory.from_dims(accumulate, face_dims(X), name="fv3_d_sw_mfx"),
+                "mfy": factory.from_dims(accumulate, face_dims(Y), name="fv3_d_sw_mfy"),
+            }  # fmt: skip
 
     # -- stencil builds ------------------------------------------------------------------------
     def _stencil(self, definition: Callable[..., None], dims: Dims, halo: int | tuple[int, int],
@@ -564,7 +594,8 @@ class FV3DGridShallowWater:
 
     # -- binding -------------------------------------------------------------------------------
     def bind(self, delp: Any, u: Any, v: Any, uc: Any, vc: Any, ua: Any, va: Any,
-             divg_d: Any) -> list[Launch]:  # fmt: skip
+             divg_d: Any, pt: Any = None,
+             accumulators: tuple[Any, Any, Any, Any] | None = None) -> list[Launch]:  # fmt: skip
         """FV3's ``d_sw`` of these storages as launches, in order (fields are held, not copied).
 
         In/out, FV3's shapes with the rank's 3-point halo (``nx``, ``ny`` compute cells, ``nz``
@@ -575,7 +606,16 @@ class FV3DGridShallowWater:
         ``c_sw`` and the C-grid halo update, ``ua``, ``va`` (cells), ``divg_d`` (corners,
         (nx+7, ny+7, nz)); ``uc``, ``vc``, ``divg_d`` are the damping's work arrays, as in FV3.
         Out (attributes): ``crx``, ``xfx`` on ``is:ie+1, jsd:jed``, ``cry``, ``yfx`` on
-        ``isd:ied, js:je+1``, ``fx``, ``fy`` on the compute faces, ``ke`` and ``wk``."""
+        ``isd:ied, js:je+1``, ``fx``, ``fy`` on the compute faces, ``ke`` and ``wk``.
+
+        The 3-D core (``sw_dynamics=False``): ``pt`` (cells, in/out: virtual potential
+        temperature, its cube-corner halo cells overwritten) is transported with ``hord_tm`` and
+        the ``delp`` fluxes and updated with ``delp`` (``pt = (pt delp + div) / delp_new``);
+        ``accumulators`` = FV3's ``(mfx, mfy, cx, cy)`` (x-, y-, x-, y-faces) get this step's
+        ``fx``, ``fy`` (compute faces), ``crx`` (``is:ie+1, jsd:jed``) and ``cry`` (``isd:ied,
+        js:je+1``) added."""
+        if not self.sw_dynamics and pt is None:
+            raise FV3ConfigError("d_sw: the 3-D core transports pt; pass its storage")
         g, X_, Y_ = self._grid, X, Y
         c0, c = self.contra0, self.contra
         sin_near = {X_: g.sin_sg1, Y_: g.sin_sg2}
@@ -604,7 +644,17 @@ class FV3DGridShallowWater:
         launches += self._transport_dp.bind(delp, *fluxes, self.fx, self.fy).steps
         if self.delp_damping is not None:
             launches += self.delp_damping.bind(delp, self.fx, self.fy)
-        launches.append(self._delp_update.bind(q=delp, fx=self.fx, fy=self.fy, rarea=g.rarea))
+        if self.sw_dynamics:
+            launches.append(self._delp_update.bind(q=delp, fx=self.fx, fy=self.fy, rarea=g.rarea))
+        else:
+            if accumulators is not None:
+                increments = dict(zip(("mfx", "mfy", "cx", "cy"), (self.fx, self.fy, self.crx, self.cry)))
+                launches += [self._accumulate[name].bind(total=total, increment=increments[name])
+                             for name, total in zip(("mfx", "mfy", "cx", "cy"), accumulators)]  # fmt: skip
+            launches += self._transport_tm.bind(pt, *fluxes, self.pt_fx, self.pt_fy,
+                                                mass_fluxes=(self.fx, self.fy)).steps  # fmt: skip
+            launches.append(self._pt_update.bind(q=pt, delp=delp, qx=self.pt_fx, qy=self.pt_fy,
+                                                 fx=self.fx, fy=self.fy, rarea=g.rarea))  # fmt: skip
         dt = self.dt
         b_wind = {X_: self.ub, Y_: self.vb}
         corner_wind = {X_: self.u_corner, Y_: self.v_corner}

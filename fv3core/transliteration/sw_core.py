@@ -659,12 +659,15 @@ def _contravariant_winds(uc: FArray, vc: FArray, dt: float, g: Any) -> tuple[FAr
 def d_sw(delp: FArray, u: FArray, v: FArray, uc: FArray, vc: FArray, ua: FArray, va: FArray,
          divg_d: FArray, dt: float, hord_dp: int, hord_mt: int, hord_vt: int, nord: int,
          dddmp: float, d2_bg: float, d4_bg: float, g: Any, *, nord_v: int = 0,
-         damp_v: float = 0.0) -> DGridOutputs:  # fmt: skip
-    """FV3 ``d_sw`` (hydrostatic, ``SW_DYNAMICS``, ``test_case > 1``, no dissipation heating):
-    updates ``delp``, ``u``, ``v`` in place; ``uc``, ``vc`` and ``divg_d`` are used as work
-    arrays, as in FV3.  ``nord_v``, ``damp_v``: FV3's vorticity damping (``dyn_core``:
-    ``min(2, nord)`` and ``vtdm4`` when ``do_vort_damp``): ``fv_tp_2d``'s ``deln_flux`` of
-    ``delp`` (``damp_v > 1e-4``) and ``del6_vt_flux`` of ``wk`` into the winds (``> 1e-5``)."""
+         damp_v: float = 0.0, pt: FArray | None = None, hord_tm: int = 0) -> DGridOutputs:  # fmt: skip
+    """FV3 ``d_sw`` (hydrostatic, ``test_case > 1``, no dissipation heating): updates ``delp``,
+    ``u``, ``v`` in place; ``uc``, ``vc`` and ``divg_d`` are used as work arrays, as in FV3.
+    ``nord_v``, ``damp_v``: FV3's vorticity damping (``dyn_core``: ``min(2, nord)`` and
+    ``vtdm4`` when ``do_vort_damp``): ``fv_tp_2d``'s ``deln_flux`` of ``delp`` (``damp_v >
+    1e-4``) and ``del6_vt_flux`` of ``wk`` into the winds (``> 1e-5``).  ``pt`` given: FV3
+    without ``SW_DYNAMICS`` (the 3-D core): ``pt`` is transported with ``hord_tm`` and the
+    ``delp`` fluxes (``fv_tp_2d(..., mfx=fx, mfy=fy)``, no damping: ``damp_v`` must be 0) and
+    updated in place with ``delp``."""
     b, npx, npy = g.bd, g.npx, g.npy
     is_, ie, js, je, isd, ied, jsd, jed = b.is_, b.ie, b.js, b.je, b.isd, b.ied, b.jsd, b.jed
     sin_sg = g.sin_sg
@@ -696,7 +699,16 @@ def d_sw(delp: FArray, u: FArray, v: FArray, uc: FArray, vc: FArray, ua: FArray,
         damp = damping_coefficient(damp_v, g.da_min, nord_v)
         deln_flux(nord_v, is_, ie, js, je, npx, npy, damp, delp, fx, fy, g)
     mass_fx, mass_fy = fx, fy
-    delp[In, Jn] = delp[In, Jn] + (fx[In, Jn] - fx[In + 1, Jn] + fy[In, Jn] - fy[In, Jn + 1]) * g.rarea[In, Jn]
+    if pt is None:
+        delp[In, Jn] = delp[In, Jn] + (fx[In, Jn] - fx[In + 1, Jn] + fy[In, Jn] - fy[In, Jn + 1]) * g.rarea[In, Jn]
+    else:
+        if damp_v > DELN_FLUX_THRESHOLD:
+            raise ValueError("d_sw: pt's deln_flux with mass is not transliterated (damp_v > 0)")
+        gx, gy = fv_tp_2d(pt, crx, cry, hord_tm, xfx, yfx, ra_x, ra_y, g, mfx=fx, mfy=fy)
+        pt[In, Jn] = pt[In, Jn] * delp[In, Jn] + (
+            gx[In, Jn] - gx[In + 1, Jn] + gy[In, Jn] - gy[In, Jn + 1]) * g.rarea[In, Jn]
+        delp[In, Jn] = delp[In, Jn] + (fx[In, Jn] - fx[In + 1, Jn] + fy[In, Jn] - fy[In, Jn + 1]) * g.rarea[In, Jn]
+        pt[In, Jn] = pt[In, Jn] / delp[In, Jn]
     # kinetic energy fluxes: B-grid contravariant components
     dt5, dt4 = 0.5 * dt, 0.25 * dt
     is2, ie1, js2, je1 = max(2, is_), min(npx - 1, ie + 1), max(2, js), min(npy - 1, je + 1)
