@@ -148,79 +148,100 @@ def geopk_hydrostatic(delp: list[FArray], phis: FArray, pt: list[FArray], pkc: l
             akap * (peln[k + 1][ci, cj] - peln[k][ci, cj]))
 
 
-def p_grad_c(dt2: float, pkc: list[FArray], gz: list[FArray], uc: FArray, vc: FArray,
+Layers = FArray | list[FArray]
+
+
+def _as_layers(a: Layers) -> list[FArray]:
+    """One layer's array, or the layers top down, as a list of layers."""
+    return a if isinstance(a, list) else [a]
+
+
+def p_grad_c(dt2: float, pkc: list[FArray], gz: list[FArray], uc: Layers, vc: Layers,
              g: Grid) -> None:  # fmt: skip
-    """FV3 ``p_grad_c`` (hydrostatic): the finite-volume pressure gradient on the C grid
-    (``pkc[0]``/``gz[0]`` the layer top, ``[1]`` its bottom)."""
+    """FV3 ``p_grad_c`` (hydrostatic): the finite-volume pressure gradient on the C grid, layer
+    ``k`` of ``uc``, ``vc`` (one array, or the layers top down) between the interfaces
+    ``pkc[k]``/``gz[k]`` (its top) and ``[k + 1]`` (its bottom)."""
     b = g.bd
-    wk = FArray.full((b.is_ - 1, b.js - 1), (b.ie + 1, b.je + 1))
-    I, J = R(b.is_ - 1, b.ie + 1), R(b.js - 1, b.je + 1)
-    wk[I, J] = pkc[1][I, J] - pkc[0][I, J]
-    I, J = R(b.is_, b.ie + 1), R(b.js, b.je)
-    uc[I, J] = uc[I, J] + dt2 * g.rdxc[I, J] / (wk[I - 1, J] + wk[I, J]) * (
-        (gz[1][I - 1, J] - gz[0][I, J]) * (pkc[1][I, J] - pkc[0][I - 1, J])
-        + (gz[0][I - 1, J] - gz[1][I, J]) * (pkc[1][I - 1, J] - pkc[0][I, J])
-    )
-    I, J = R(b.is_, b.ie), R(b.js, b.je + 1)
-    vc[I, J] = vc[I, J] + dt2 * g.rdyc[I, J] / (wk[I, J - 1] + wk[I, J]) * (
-        (gz[1][I, J - 1] - gz[0][I, J]) * (pkc[1][I, J] - pkc[0][I, J - 1])
-        + (gz[0][I, J - 1] - gz[1][I, J]) * (pkc[1][I, J - 1] - pkc[0][I, J])
-    )
+    for k, (uck, vck) in enumerate(zip(_as_layers(uc), _as_layers(vc))):
+        pt_, pb, zt, zb = pkc[k], pkc[k + 1], gz[k], gz[k + 1]
+        wk = FArray.full((b.is_ - 1, b.js - 1), (b.ie + 1, b.je + 1))
+        I, J = R(b.is_ - 1, b.ie + 1), R(b.js - 1, b.je + 1)
+        wk[I, J] = pb[I, J] - pt_[I, J]
+        I, J = R(b.is_, b.ie + 1), R(b.js, b.je)
+        uck[I, J] = uck[I, J] + dt2 * g.rdxc[I, J] / (wk[I - 1, J] + wk[I, J]) * (
+            (zb[I - 1, J] - zt[I, J]) * (pb[I, J] - pt_[I - 1, J])
+            + (zt[I - 1, J] - zb[I, J]) * (pb[I - 1, J] - pt_[I, J])
+        )
+        I, J = R(b.is_, b.ie), R(b.js, b.je + 1)
+        vck[I, J] = vck[I, J] + dt2 * g.rdyc[I, J] / (wk[I, J - 1] + wk[I, J]) * (
+            (zb[I, J - 1] - zt[I, J]) * (pb[I, J] - pt_[I, J - 1])
+            + (zt[I, J - 1] - zb[I, J]) * (pb[I, J - 1] - pt_[I, J])
+        )
 
 
-def _corner_pressure(pkc: list[FArray], gz: list[FArray], g: Grid) -> FArray:
-    """``pk`` at the top set to ``ptk``, ``pk`` and ``gz`` to the corners (``a2b_ord4``, in
-    place, as FV3's ``replace``); returns ``wk`` = the layer's ``pk`` difference there."""
+def _corner_pressure(pkc: list[FArray], gz: list[FArray], g: Grid, ptk: float) -> list[FArray]:
+    """``pk`` at the top set to ``ptk``, ``pk`` (interfaces below the top) and ``gz`` (all) to
+    the corners (``a2b_ord4``, in place, as FV3's ``replace``); returns ``wk`` per layer, its
+    ``pk`` difference there."""
     b = g.bd
     Ic, Jc = R(b.is_, b.ie + 1), R(b.js, b.je + 1)
-    pkc[0][Ic, Jc] = 0.0**1.0  # ptk
-    a2b_ord4(pkc[1], g, replace=True)
-    a2b_ord4(gz[0], g, replace=True)
-    a2b_ord4(gz[1], g, replace=True)
-    wk = FArray.full((b.isd, b.jsd), (b.ied, b.jed))
-    wk[Ic, Jc] = pkc[1][Ic, Jc] - pkc[0][Ic, Jc]
-    return wk
+    pkc[0][Ic, Jc] = ptk
+    for p in pkc[1:]:
+        a2b_ord4(p, g, replace=True)
+    for z in gz:
+        a2b_ord4(z, g, replace=True)
+    wks = []
+    for k in range(len(pkc) - 1):
+        wk = FArray.full((b.isd, b.jsd), (b.ied, b.jed))
+        wk[Ic, Jc] = pkc[k + 1][Ic, Jc] - pkc[k][Ic, Jc]
+        wks.append(wk)
+    return wks
 
 
-def one_grad_p(u: FArray, v: FArray, pkc: list[FArray], gz: list[FArray], dt: float,
-               g: Grid) -> None:  # fmt: skip
+def one_grad_p(u: Layers, v: Layers, pkc: list[FArray], gz: list[FArray], dt: float,
+               g: Grid, ptk: float = 0.0**1.0) -> None:  # fmt: skip
     """FV3 ``one_grad_p`` (hydrostatic, no external-mode damping): pk and gz to the corners,
-    then the D-grid wind update by the finite-volume pressure gradient; ``u``, ``v`` enter as
-    d_sw leaves them (times dx, dy)."""
+    then the D-grid wind update by the finite-volume pressure gradient of each layer; ``u``,
+    ``v`` (one layer, or the layers top down) enter as d_sw leaves them (times dx, dy).
+    ``ptk``: FV3's ``ptop ** akap`` (shallow water: ``0 ** 1``)."""
     b = g.bd
-    wk = _corner_pressure(pkc, gz, g)
-    pk, z = pkc, gz
-    I, J = R(b.is_, b.ie), R(b.js, b.je + 1)
-    u[I, J] = g.rdx[I, J] * (0.0 + u[I, J] + dt / (wk[I, J] + wk[I + 1, J]) * (
-        (z[1][I, J] - z[0][I + 1, J]) * (pk[1][I + 1, J] - pk[0][I, J])
-        + (z[0][I, J] - z[1][I + 1, J]) * (pk[1][I, J] - pk[0][I + 1, J])))
-    I, J = R(b.is_, b.ie + 1), R(b.js, b.je)
-    v[I, J] = g.rdy[I, J] * (0.0 + v[I, J] + dt / (wk[I, J] + wk[I, J + 1]) * (
-        (z[1][I, J] - z[0][I, J + 1]) * (pk[1][I, J + 1] - pk[0][I, J])
-        + (z[0][I, J] - z[1][I, J + 1]) * (pk[1][I, J] - pk[0][I, J + 1])))
+    wks = _corner_pressure(pkc, gz, g, ptk)
+    for k, (uk, vk) in enumerate(zip(_as_layers(u), _as_layers(v))):
+        wk, pk, z = wks[k], pkc[k : k + 2], gz[k : k + 2]
+        I, J = R(b.is_, b.ie), R(b.js, b.je + 1)
+        uk[I, J] = g.rdx[I, J] * (0.0 + uk[I, J] + dt / (wk[I, J] + wk[I + 1, J]) * (
+            (z[1][I, J] - z[0][I + 1, J]) * (pk[1][I + 1, J] - pk[0][I, J])
+            + (z[0][I, J] - z[1][I + 1, J]) * (pk[1][I, J] - pk[0][I + 1, J])))
+        I, J = R(b.is_, b.ie + 1), R(b.js, b.je)
+        vk[I, J] = g.rdy[I, J] * (0.0 + vk[I, J] + dt / (wk[I, J] + wk[I, J + 1]) * (
+            (z[1][I, J] - z[0][I, J + 1]) * (pk[1][I, J + 1] - pk[0][I, J])
+            + (z[0][I, J] - z[1][I, J + 1]) * (pk[1][I, J] - pk[0][I, J + 1])))
 
 
-def grad1_p_update(u: FArray, v: FArray, pkc: list[FArray], gz: list[FArray], du: FArray,
-                   dv: FArray, dt: float, beta: float, g: Grid) -> None:  # fmt: skip
+def grad1_p_update(u: Layers, v: Layers, pkc: list[FArray], gz: list[FArray], du: Layers,
+                   dv: Layers, dt: float, beta: float, g: Grid,
+                   ptk: float = 0.0**1.0) -> None:  # fmt: skip
     """FV3 ``grad1_p_update`` (hydrostatic, ``divg2 = 0``: no external-mode damping): as
     :func:`one_grad_p`, but the wind takes ``beta`` times the previous acoustic step's
     pressure-gradient increment ``du``/``dv`` (kept in place) and ``1 - beta`` times this one's."""
     b = g.bd
     alpha = 1.0 - beta
-    wk = _corner_pressure(pkc, gz, g)
-    pk, z = pkc, gz
-    I, J = R(b.is_, b.ie), R(b.js, b.je + 1)
-    u[I, J] = u[I, J] + beta * du[I, J]
-    du[I, J] = dt / (wk[I, J] + wk[I + 1, J]) * (
-        (z[1][I, J] - z[0][I + 1, J]) * (pk[1][I + 1, J] - pk[0][I, J])
-        + (z[0][I, J] - z[1][I + 1, J]) * (pk[1][I, J] - pk[0][I + 1, J]))
-    u[I, J] = (u[I, J] + 0.0 - 0.0 + alpha * du[I, J]) * g.rdx[I, J]
-    I, J = R(b.is_, b.ie + 1), R(b.js, b.je)
-    v[I, J] = v[I, J] + beta * dv[I, J]
-    dv[I, J] = dt / (wk[I, J] + wk[I, J + 1]) * (
-        (z[1][I, J] - z[0][I, J + 1]) * (pk[1][I, J + 1] - pk[0][I, J])
-        + (z[0][I, J] - z[1][I, J + 1]) * (pk[1][I, J] - pk[0][I, J + 1]))
-    v[I, J] = (v[I, J] + 0.0 - 0.0 + alpha * dv[I, J]) * g.rdy[I, J]
+    wks = _corner_pressure(pkc, gz, g, ptk)
+    layers = zip(_as_layers(u), _as_layers(v), _as_layers(du), _as_layers(dv))
+    for k, (uk, vk, duk, dvk) in enumerate(layers):
+        wk, pk, z = wks[k], pkc[k : k + 2], gz[k : k + 2]
+        I, J = R(b.is_, b.ie), R(b.js, b.je + 1)
+        uk[I, J] = uk[I, J] + beta * duk[I, J]
+        duk[I, J] = dt / (wk[I, J] + wk[I + 1, J]) * (
+            (z[1][I, J] - z[0][I + 1, J]) * (pk[1][I + 1, J] - pk[0][I, J])
+            + (z[0][I, J] - z[1][I + 1, J]) * (pk[1][I, J] - pk[0][I + 1, J]))
+        uk[I, J] = (uk[I, J] + 0.0 - 0.0 + alpha * duk[I, J]) * g.rdx[I, J]
+        I, J = R(b.is_, b.ie + 1), R(b.js, b.je)
+        vk[I, J] = vk[I, J] + beta * dvk[I, J]
+        dvk[I, J] = dt / (wk[I, J] + wk[I, J + 1]) * (
+            (z[1][I, J] - z[0][I, J + 1]) * (pk[1][I, J + 1] - pk[0][I, J])
+            + (z[0][I, J] - z[1][I, J + 1]) * (pk[1][I, J] - pk[0][I, J + 1]))
+        vk[I, J] = (vk[I, J] + 0.0 - 0.0 + alpha * dvk[I, J]) * g.rdy[I, J]
 
 
 class ShallowWaterCore:
