@@ -1,10 +1,20 @@
 #!/usr/bin/env bash
-# Build GFDL's Fortran FV3 solo shallow-water model (SW_DYNAMICS) with FMS: 64-bit reals,
-# GFS/UFS physical constants, -O2, baseline x86-64 (no FMA), OpenMP (run with 1 thread).
-# See README.md beside this script.  Usage: build.sh [WORK_DIR]   (default /work/fortran_fv3)
+# Build GFDL's Fortran FV3 solo model with FMS: 64-bit reals, GFS/UFS physical constants, -O2,
+# baseline x86-64 (no FMA), OpenMP (run with 1 thread).  DYCORE=sw (default): the shallow-water
+# model (-DSW_DYNAMICS), WORK_DIR/bin/fv3_sw.x; DYCORE=hydrostatic: the 3-D dynamical core
+# (no SW_DYNAMICS; hydrostatic or not is then the namelist's choice), WORK_DIR/bin/fv3_hydro.x.
+# See README.md beside this script.  Usage: build.sh [WORK_DIR]
+#   (default /work/fortran_fv3 for sw, /work/fortran_fv3_hydro for hydrostatic)
 set -euo pipefail
 
-WORK_DIR="${1:-${FV3_WORK_DIR:-/work/fortran_fv3}}"
+DYCORE="${DYCORE:-sw}"
+case "${DYCORE}" in
+    sw) EXE=fv3_sw.x; FV3_DEFS="SW_DYNAMICS"; default_work=/work/fortran_fv3 ;;
+    hydrostatic) EXE=fv3_hydro.x; FV3_DEFS=""; default_work=/work/fortran_fv3_hydro ;;
+    *) echo "build.sh: DYCORE=${DYCORE}: use sw or hydrostatic" >&2; exit 2 ;;
+esac
+FV3_DEFS="${FV3_DEFS:+${FV3_DEFS} }INTERNAL_FILE_NML use_libMPI use_netCDF SPMD use_LARGEFILE"
+WORK_DIR="${1:-${FV3_WORK_DIR:-${default_work}}}"
 MIRROR="${FV3_MIRROR:-/work/.mirror}"
 FMS_GIT="${FMS_GIT:-${MIRROR}/NOAA-GFDL+FMS/repo}"
 FV3_GIT="${FV3_GIT:-${MIRROR}/NOAA-GFDL+GFDL_atmos_cubed_sphere/repo}"
@@ -79,7 +89,7 @@ else
 fi
 fms_done=$(date +%s)
 
-echo "== FV3 solo shallow water"
+echo "== FV3 solo, ${DYCORE} dynamical core: ${EXE}"
 rm -rf "${WORK_DIR}/build/fv3"
 cmake -S "${HERE}" -B "${WORK_DIR}/build/fv3" \
     -DCMAKE_BUILD_TYPE=Release \
@@ -87,21 +97,22 @@ cmake -S "${HERE}" -B "${WORK_DIR}/build/fv3" \
     -DCMAKE_Fortran_FLAGS="-fcray-pointer -fdefault-real-8 -fdefault-double-8 -Waliasing -ffree-line-length-none -fno-range-check -fallow-argument-mismatch" \
     -DCMAKE_Fortran_FLAGS_RELEASE="-O2" \
     -DFV3_DIR="${SRC}/GFDL_atmos_cubed_sphere" -DDRIVERS_DIR="${SRC}/atmos_drivers" \
-    -DFMS_PREFIX="${WORK_DIR}/install/fms"
+    -DFMS_PREFIX="${WORK_DIR}/install/fms" -DFV3_EXE="${EXE}" -DFV3_DEFS="${FV3_DEFS// /;}"
 "${NICE[@]}" cmake --build "${WORK_DIR}/build/fv3" -j "${JOBS}"
 mkdir -p "${WORK_DIR}/bin"
-cp "${WORK_DIR}/build/fv3/fv3_sw.x" "${WORK_DIR}/bin/fv3_sw.x"
+cp "${WORK_DIR}/build/fv3/${EXE}" "${WORK_DIR}/bin/${EXE}"
 end=$(date +%s)
 {
     echo "fms=${FMS_REV} $(cat "${SRC}/FMS/.source_commit")"
     echo "fv3=$(cat "${SRC}/GFDL_atmos_cubed_sphere/.source_commit")"
     echo "atmos_drivers=$(cat "${SRC}/atmos_drivers/.source_commit")"
     echo "fms_cmake=-DCMAKE_BUILD_TYPE=Release -DCONSTANTS=GFS -DOPENMP=ON (r8 default library, -O2)"
-    echo "fv3_defs=SW_DYNAMICS INTERNAL_FILE_NML use_libMPI use_netCDF SPMD use_LARGEFILE"
+    echo "dycore=${DYCORE}"
+    echo "fv3_defs=${FV3_DEFS}"
     echo "fv3_flags=-O2 -fcray-pointer -fdefault-real-8 -fdefault-double-8 -fopenmp"
     echo "patches=fms diag_manager static-field last_output test; solo driver fv_diag at t=0 (T0_DIAG=${T0_DIAG})"
     echo "compiler=$(mpif90 --version | head -n 1)"
     echo "mpi=$(mpirun --version 2>&1 | head -n 1)"
-    echo "exe_sha256=$(sha256sum "${WORK_DIR}/bin/fv3_sw.x" | cut -d ' ' -f 1)"
-} > "${WORK_DIR}/bin/fv3_sw.x.provenance"
-echo "== built ${WORK_DIR}/bin/fv3_sw.x: FMS $((fms_done - start)) s, FV3 $((end - fms_done)) s"
+    echo "exe_sha256=$(sha256sum "${WORK_DIR}/bin/${EXE}" | cut -d ' ' -f 1)"
+} > "${WORK_DIR}/bin/${EXE}.provenance"
+echo "== built ${WORK_DIR}/bin/${EXE}: FMS $((fms_done - start)) s, FV3 $((end - fms_done)) s"
