@@ -20,6 +20,17 @@ build and run provenance and the command.
     python -m fv3core.validation.extract --run /work/fortran_fv3/runs/tc5_C24_d1 \\
         --hours 6 24 --output tests/fv3core/data/fortran/tc5_C24_d1
 
+**3-D run extract** (format 3) of a run of the hydrostatic core (``npz`` > 1; the
+Jablonowski-Williamson runs of ``benchmarks/fortran_fv3/jw_cases.sh``): the 3-D prognostics
+(delp, temp, ucomp, vcomp, sphum; ``[time, tile, i, j, k]``, k = 0 the top layer), the 2-D ps,
+u850, v850, t850, vort850 (``[time, tile, i, j]``) and the restarts' D-grid winds (at t = 0 and
+the run's end), each at its own hours (t = 0 from the ``t0/`` companion), with ak, bk, ptop, the
+grid, zsurf and phis, into ``OUTPUT/extract.npz`` beside the run's ``input.nml`` and
+``provenance.txt``.  ``--fields NAME[:H1,H2] ...`` picks fields (and hours per field):
+
+    python -m fv3core.validation.extract --run /work/fortran_fv3_hydro/runs/jw_C24_L26 \\
+        --hours 0 6 24 --output tests/fv3core/data/fortran/jw_C24_L26
+
 An existing output is kept unless ``--force`` is given.
 """
 
@@ -310,6 +321,300 @@ def load_run_extract(path: str | Path) -> RunExtract:
                       metadata=meta)  # fmt: skip
 
 
+# -- 3-D run extracts (format 3): runs of the hydrostatic core (jw_cases.sh) -----------------
+
+RUN3D_FORMAT = 3
+#: 3-D fields of a 3-D run extract, ``[time, tile, i, j, k]`` (k = 0 the top layer), and units
+FIELDS_3D = {"delp": "Pa", "temp": "K", "ucomp": "m/s", "vcomp": "m/s", "sphum": "kg/kg"}
+#: 2-D fields, ``[time, tile, i, j]``
+FIELDS_2D = {"ps": "Pa", "u850": "m/s", "v850": "m/s", "t850": "K", "vort850": "1/s"}
+#: D-grid winds from the restarts (``RESTART/fv_core.res.tile*.nc``), at t = 0 (the t0
+#: companion's) and at the end of the run only: u ``[time, tile, i, j(N+1), k]``,
+#: v ``[time, tile, i(N+1), j, k]``
+DGRID = {"u_dgrid": "m/s", "v_dgrid": "m/s"}
+#: every field name a 3-D extract takes
+FIELDS_3D_RUN = (*FIELDS_3D, *FIELDS_2D, *DGRID)
+
+
+def is_3d_run(reference: FV3Reference) -> bool:
+    """Whether ``reference`` is a run of the 3-D core (``npz`` > 1 in its ``&fv_core_nml``)."""
+    return int(reference.namelist.get("fv_core_nml", {}).get("npz", 1)) > 1
+
+
+def parse_field_specs(specs: tuple[str, ...], hours: tuple[float, ...]
+                      ) -> dict[str, tuple[float, ...]]:  # fmt: skip
+    """``NAME`` (at every one of ``hours``) or ``NAME:H1,H2`` (at those hours only) -> hours."""
+    out: dict[str, tuple[float, ...]] = {}
+    for spec in specs:
+        name, sep, when = spec.partition(":")
+        if name not in FIELDS_3D_RUN:
+            raise FV3ReferenceError(f"unknown field {name!r} in {spec!r}: a 3-D extract takes "
+                                    f"{FIELDS_3D_RUN}")  # fmt: skip
+        try:
+            times = tuple(float(h) for h in when.split(",")) if sep else hours
+        except ValueError:
+            raise FV3ReferenceError(f"{spec!r}: expected NAME or NAME:H1,H2 (hours)") from None
+        out[name] = times
+    return out
+
+
+@dataclass(frozen=True)
+class Run3DExtract:
+    """What a 3-D run extract holds: ``fields`` (name -> array over that field's
+    ``field_hours``: 3-D ``[time, tile, i, j, k]`` with k = 0 the top layer, 2-D
+    ``[time, tile, i, j]``, D-grid ``u_dgrid [time, tile, i, j(N+1), k]`` and ``v_dgrid
+    [time, tile, i(N+1), j, k]``; float64 as FV3 wrote them), the vertical coordinate ``ak``
+    (Pa) and ``bk`` (npz + 1 interfaces, top first) with ``ptop`` = ``ak[0]`` (Pa), the grid
+    (``lon``, ``lat`` cell centres and ``corner_lon``/``corner_lat`` in degrees, ``area`` in
+    m^2), the surface height ``zsurf`` (m) and geopotential ``phis`` (m^2/s^2, the restart's,
+    ``[tile, i, j]``), the run's exact ``namelist`` and ``metadata`` (units, sources with
+    SHA-256, Fortran provenance, command)."""
+
+    run: str
+    fields: dict[str, np.ndarray]
+    field_hours: dict[str, tuple[float, ...]]
+    ak: np.ndarray
+    bk: np.ndarray
+    ptop: float
+    grid: dict[str, np.ndarray]
+    zsurf: np.ndarray
+    phis: np.ndarray
+    namelist: str
+    metadata: dict[str, Any]
+
+    def at(self, name: str, hours: float) -> np.ndarray:
+        """Field ``name`` at ``hours``."""
+        if name not in self.fields:
+            raise FV3ReferenceError(f"{self.run}: no field {name!r}; it has {sorted(self.fields)}")
+        times = self.field_hours[name]
+        hits = [k for k, h in enumerate(times) if abs(h - hours) < 1e-6]
+        if not hits:
+            raise FV3ReferenceError(f"{self.run}: {name} not extracted at {hours:g} h; it is at "
+                                    f"{list(times)} h")  # fmt: skip
+        return self.fields[name][hits[0]]
+
+
+def _tiles(folder: Path, kind: str, names: tuple[str, ...], timed: bool
+           ) -> tuple[np.ndarray, dict[str, np.ndarray]]:  # fmt: skip
+    """``kind.tile1..6.nc`` in ``folder``: times (hours; timed only) and fields with the tile
+    after the time axis and k last: ``[(time,) tile, i, j(, k)]``."""
+    times, per_tile = None, []
+    for t in range(1, TILES + 1):
+        path = folder / f"{kind}.tile{t}.nc"
+        if not path.is_file():
+            raise FV3ReferenceError(f"{path} is missing: run the case with "
+                                    f"benchmarks/fortran_fv3/jw_cases.sh")  # fmt: skip
+        tile_times, arrays = _read_tile(path, names, timed=timed)
+        if times is not None and not np.array_equal(times, tile_times):
+            raise FV3ReferenceError(f"{path}: times {tile_times} differ from tile 1's {times}")
+        times = tile_times
+        per_tile.append(arrays)
+    out = {}
+    for n in names:
+        a = np.stack([tile[n] for tile in per_tile], axis=1 if timed else 0)
+        if a.ndim == (5 if timed else 4):  # (..., k, i, j) -> (..., i, j, k)
+            a = np.moveaxis(a, -3, -1)
+        out[n] = np.ascontiguousarray(a)
+    assert times is not None
+    return times * 24.0, out
+
+
+def _restart(folder: Path) -> tuple[dict[str, np.ndarray], list[Path]]:
+    """``RESTART/`` of a run folder: ak, bk (fv_core.res.nc) and the D-grid winds
+    (fv_core.res.tile*.nc) as ``u_dgrid [tile, i, j(N+1), k]``, ``v_dgrid [tile, i(N+1), j, k]``,
+    the surface geopotential ``phis [tile, i, j]``."""
+    import xarray as xr
+
+    files = [folder / "RESTART" / "fv_core.res.nc"] + [
+        folder / "RESTART" / f"fv_core.res.tile{t}.nc" for t in range(1, TILES + 1)]
+    for f in files:
+        if not f.is_file():
+            raise FV3ReferenceError(f"{f} is missing: run.sh keeps the run's RESTART/")
+    out: dict[str, np.ndarray] = {}
+    with xr.open_dataset(files[0], decode_times=False, mask_and_scale=False) as ds:
+        out["ak"] = np.asarray(ds["ak"].values, dtype=np.float64).reshape(-1)
+        out["bk"] = np.asarray(ds["bk"].values, dtype=np.float64).reshape(-1)
+    winds: dict[str, list[np.ndarray]] = {"u": [], "v": []}
+    phis = []
+    for f in files[1:]:
+        with xr.open_dataset(f, decode_times=False, mask_and_scale=False) as ds:
+            for n in winds:  # (Time, zaxis, y, x) -> (i, j, k)
+                a = np.asarray(ds[n].values, dtype=np.float64)[0]
+                winds[n].append(np.ascontiguousarray(np.transpose(a, (2, 1, 0))))
+            phis.append(np.asarray(ds["phis"].values, dtype=np.float64)[0].T.copy())
+    out["u_dgrid"] = np.stack(winds["u"])
+    out["v_dgrid"] = np.stack(winds["v"])
+    out["phis"] = np.stack(phis)
+    return out, files
+
+
+def _static_vertical(folder: Path) -> dict[str, np.ndarray]:
+    """``atmos_static.tile1.nc``'s ``pk`` (FV3's name for ak, Pa) and ``bk`` on the half levels."""
+    import xarray as xr
+
+    path = folder / "atmos_static.tile1.nc"
+    with xr.open_dataset(path, decode_times=False, mask_and_scale=False) as ds:
+        for n in ("pk", "bk"):
+            if n not in ds.variables:
+                raise FV3ReferenceError(f"{path}: no {n!r} (the diag_table of jw_cases.sh "
+                                        f"writes it)")  # fmt: skip
+        return {"ak": np.asarray(ds["pk"].values, dtype=np.float64),
+                "bk": np.asarray(ds["bk"].values, dtype=np.float64)}
+
+
+def _t0_companion(reference: FV3Reference, folder: Path) -> None:
+    """Fails unless ``folder`` holds ``reference``'s namelist with ``days = 0``."""
+    companion = FV3Reference(folder)
+    expected = _zero_length(reference.namelist_text)
+    if _zero_length(companion.namelist_text) != expected or expected == reference.namelist_text:
+        raise FV3ReferenceError(
+            f"{folder / 'input.nml'} is not {reference.path / 'input.nml'} with days = 0: make "
+            f"the t = 0 companion with benchmarks/fortran_fv3/jw_cases.sh")
+
+
+def extract_3d_run(reference: FV3Reference, fields: dict[str, tuple[float, ...]], *,
+                   t0: str | Path | None = None) -> dict[str, np.ndarray]:  # fmt: skip
+    """The arrays of a 3-D run extract of ``reference`` (``metadata`` without the command):
+    each of ``fields`` (name -> hours, :func:`parse_field_specs`) at its hours (0: the
+    ``atmos_t0`` record and restart of the t = 0 companion ``t0``, default ``RUN/t0``, which
+    must be the run's namelist with ``days = 0``; later: ``atmos_out``; D-grid winds: the
+    restarts, so only at 0 and the run's end), ak/bk/ptop, the grid, the surface height and
+    geopotential.  ak and bk of the restart and of ``atmos_static`` must agree."""
+    t0_folder = Path(t0) if t0 is not None else reference.path / "t0"
+    grid = reference.grid()
+    static = reference._read("atmos_static", ("zsurf",))
+    vertical = _static_vertical(reference.path)
+    restart, restart_files = _restart(reference.path)
+    for n in ("ak", "bk"):
+        if not np.array_equal(vertical[n], restart[n]):
+            raise FV3ReferenceError(f"{reference.path}: {n} of atmos_static and of the restart "
+                                    f"differ")  # fmt: skip
+    end = reference.run_hours
+    for n in DGRID:
+        bad = [h for h in fields.get(n, ()) if h not in (0.0, end)]
+        if bad:
+            raise FV3ReferenceError(f"{n} at {bad} h: the D-grid winds come from the restarts, "
+                                    f"at 0 and at the run's end ({end:g} h) only")  # fmt: skip
+    sources = [reference.path / n for n in ("input.nml", "diag_table", "field_table")]
+    sources += [reference.path / f"{k}.tile{t}.nc" for k in ("grid_spec", "atmos_static")
+                for t in range(1, TILES + 1)]  # fmt: skip
+    sources += restart_files
+    dyn = [n for n in fields if n not in DGRID]
+    # (name, hours) -> array
+    values: dict[tuple[str, float], np.ndarray] = {}
+    later = sorted({h for n in dyn for h in fields[n] if h != 0.0})
+    if later:
+        names = tuple(n for n in dyn if any(h != 0.0 for h in fields[n]))
+        times, data = _tiles(reference.path, "atmos_out", names, timed=True)
+        sources += [reference.path / f"atmos_out.tile{t}.nc" for t in range(1, TILES + 1)]
+        for n in names:
+            for h in fields[n]:
+                if h == 0.0:
+                    continue
+                hits = np.flatnonzero(np.isclose(times, h, rtol=0.0, atol=1e-6))
+                if not hits.size:
+                    raise FV3ReferenceError(f"{reference.path}: no atmos_out record at {h:g} h; "
+                                            f"there are {times.tolist()} h")  # fmt: skip
+                values[n, h] = data[n][int(hits[0])]
+    if any(0.0 in fields[n] for n in fields):
+        _t0_companion(reference, t0_folder)
+        sources += [t0_folder / "input.nml", t0_folder / "diag_table"]
+        names = tuple(n for n in dyn if 0.0 in fields[n])
+        if names:
+            times, data = _tiles(t0_folder, T0_KIND, names, timed=True)
+            if times.tolist() != [0.0]:
+                raise FV3ReferenceError(f"{t0_folder}: {T0_KIND} has the times "
+                                        f"{times.tolist()} h, expected one record at 0")  # fmt: skip
+            sources += [t0_folder / f"{T0_KIND}.tile{t}.nc" for t in range(1, TILES + 1)]
+            for n in names:
+                values[n, 0.0] = data[n][0]
+        if any(0.0 in fields.get(n, ()) for n in DGRID):
+            start, files = _restart(t0_folder)
+            sources += files
+            for n in DGRID:
+                values[n, 0.0] = start[n]
+    for n in DGRID:
+        if end in fields.get(n, ()) and end != 0.0:
+            values[n, end] = restart[n]
+    units = {**FIELDS_3D, **FIELDS_2D, **DGRID}
+    meta = {"format": RUN3D_FORMAT, "run": reference.name,
+            "field_hours": {n: list(h) for n, h in fields.items()},
+            "units": {n: units[n] for n in fields} | {
+                "ak": "Pa", "bk": "1", "ptop": "Pa", "zsurf": "m", "phis": "m^2/s^2",
+                "area": "m^2", "lon": "degrees_E", "lat": "degrees_N", "corner_lon": "degrees_E",
+                "corner_lat": "degrees_N"},
+            "layout": "3-D [time, tile, i, j, k] (k = 0 the top layer), 2-D [time, tile, i, j]; "
+                      "u_dgrid [time, tile, i, j(N+1), k], v_dgrid [time, tile, i(N+1), j, k]; "
+                      "time over hours_<name>; tile 0..5 = FV3's tile1..6",
+            "sources": [{"name": str(p.relative_to(reference.path)), "path": str(p.resolve()),
+                         "sha256": sha256(p)} for p in sources],
+            "fortran": {"run": _provenance(reference.path), "t0": _provenance(t0_folder)}}
+    return {
+        "ak": restart["ak"], "bk": restart["bk"], "ptop": np.array(restart["ak"][0]),
+        "zsurf": static["zsurf"], "phis": restart["phis"], "area": grid.area, "lon": grid.lon,
+        "lat": grid.lat, "corner_lon": grid.corner_lon, "corner_lat": grid.corner_lat,
+        **{n: np.stack([values[n, h] for h in fields[n]]) for n in fields},
+        **{f"hours_{n}": np.array(fields[n], dtype=np.float64) for n in fields},
+        "metadata": np.array(json.dumps(meta, sort_keys=True)),
+    }  # fmt: skip
+
+
+def write_3d_run_extract(reference: FV3Reference, output: str | Path, *,
+                         fields: dict[str, tuple[float, ...]], t0: str | Path | None = None,
+                         command: str = "", overwrite: bool = False) -> Path:  # fmt: skip
+    """Write :func:`extract_3d_run` to ``output/extract.npz`` and the run's ``input.nml`` and
+    ``provenance.txt`` beside it (atomically); existing files are an error unless ``overwrite``.
+    Returns the ``.npz``."""
+    folder = Path(output)
+    npz, nml, prov = folder / RUN_EXTRACT, folder / "input.nml", folder / "provenance.txt"
+    for path in (npz, nml, prov):
+        if path.exists() and not overwrite:
+            raise FV3ReferenceError(f"{path} exists: pass --force (overwrite=True) to replace it")
+    arrays = extract_3d_run(reference, fields, t0=t0)
+    meta = json.loads(str(arrays["metadata"]))
+    meta["command"] = command
+    arrays["metadata"] = np.array(json.dumps(meta, sort_keys=True))
+    with atomic_output(npz) as tmp, open(tmp, "wb") as f:
+        np.savez_compressed(f, **arrays)
+    with atomic_output(nml) as tmp:
+        tmp.write_bytes((reference.path / "input.nml").read_bytes())
+    source = reference.path / "provenance.txt"
+    if source.is_file():
+        with atomic_output(prov) as tmp:
+            tmp.write_bytes(source.read_bytes())
+    return npz
+
+
+def load_3d_run_extract(path: str | Path) -> Run3DExtract:
+    """Read a 3-D run extract (its folder or its ``extract.npz``) written by
+    :func:`write_3d_run_extract`; the folder's ``input.nml`` must be the one it was made from."""
+    path = Path(path)
+    folder, npz = (path, path / RUN_EXTRACT) if path.is_dir() else (path.parent, path)
+    static = ("ak", "bk", "ptop", "zsurf", "phis", "area", "lon", "lat", "corner_lon",
+              "corner_lat")  # fmt: skip
+    data = _load_npz(npz, (*static, "metadata"))
+    meta = json.loads(str(data["metadata"]))
+    if meta.get("format") != RUN3D_FORMAT:
+        raise FV3ReferenceError(f"{npz}: extract format {meta.get('format')}, this reader "
+                                f"knows {RUN3D_FORMAT} for 3-D run extracts")  # fmt: skip
+    nml = folder / "input.nml"
+    (source,) = [s for s in meta["sources"] if s["name"] == "input.nml"]
+    if not nml.is_file() or sha256(nml) != source["sha256"]:
+        raise FV3ReferenceError(f"{nml} is missing or not the input.nml {npz} was made from "
+                                f"(sha256 {source['sha256']})")  # fmt: skip
+    names = list(meta["field_hours"])
+    missing = [k for n in names for k in (n, f"hours_{n}") if k not in data]
+    if missing:
+        raise FV3ReferenceError(f"{npz}: its metadata list fields whose arrays it lacks: {missing}")
+    return Run3DExtract(
+        run=str(meta["run"]), fields={n: data[n] for n in names},
+        field_hours={n: tuple(float(h) for h in data[f"hours_{n}"]) for n in names},
+        ak=data["ak"], bk=data["bk"], ptop=float(data["ptop"]),
+        grid={n: data[n] for n in ("lon", "lat", "corner_lon", "corner_lat", "area")},
+        zsurf=data["zsurf"], phis=data["phis"], namelist=nml.read_text(), metadata=meta,
+    )  # fmt: skip
+
+
 def _load_npz(path: Path, required: tuple[str, ...]) -> dict[str, np.ndarray]:
     if not path.is_file():
         raise FV3ReferenceError(f"reference extract {path} does not exist: write it with "
@@ -392,11 +697,26 @@ def main(argv: list[str] | None = None) -> int:
                    help="output time(s) to extract (default 6; with --run 6 24)")
     p.add_argument("--output", type=Path, required=True,
                    help="the .npz to write (with --run: the folder for extract.npz + input.nml)")
+    p.add_argument("--fields", nargs="+", default=None, metavar="NAME[:H1,H2]",
+                   help="with --run of a 3-D run: the fields to extract, each at every one of "
+                   "--hours or at the hours after its colon (default: all of "
+                   f"{', '.join(FIELDS_3D_RUN)}; the D-grid winds at 0 and the run's end)")
     p.add_argument("--force", action="store_true", help="replace an existing output")
     args = p.parse_args(argv)
     command = shlex.join(["python", "-m", "fv3core.validation.extract", *argv])
     try:
-        if args.run is not None:
+        if args.run is not None and is_3d_run(FV3Reference(args.run)):
+            run = FV3Reference(args.run)
+            hours = tuple(args.hours) if args.hours else (0.0, 6.0, 24.0)
+            ends = ",".join(f"{h:g}" for h in hours if h in (0.0, run.run_hours))
+            specs = tuple(args.fields) if args.fields else tuple(
+                n if n not in DGRID else f"{n}:{ends}" for n in FIELDS_3D_RUN
+                if n not in DGRID or ends)  # fmt: skip
+            out = write_3d_run_extract(run, args.output, fields=parse_field_specs(specs, hours),
+                                       t0=args.t0, command=command, overwrite=args.force)  # fmt: skip
+        elif args.run is not None:
+            if args.fields:
+                p.error("--fields needs --run of a 3-D run")
             hours = tuple(args.hours) if args.hours else (6.0, 24.0)
             out = write_run_extract(FV3Reference(args.run), args.output, hours=hours,
                                     t0=args.t0, command=command, overwrite=args.force)  # fmt: skip
