@@ -326,3 +326,40 @@ def test_second_order_convergence(cube, levels, steady):
 
     ratios = np.array(errors(cube, steady, N)) / np.array(errors(fine, s48, 48))
     assert np.all((ratios > 3.5) & (ratios < 4.5)), ratios
+
+
+#: ``fv_restart`` checksums (FMS ``mpp_chksum``: the wrapping int64 sum of the float64 bit patterns
+#: of the compute domain, over all ranks) that GFDL's Fortran FV3 printed at t = 0 in
+#: ``stdout.txt`` of its hydrostatic C24 L26 test_case 13 run (benchmarks/fortran_fv3,
+#: ``DYCORE=hydrostatic``: FMS 2026.01 GFS constants, FV3 73e28696, gfortran -O2 r8; namelist
+#: npx = npy = 25, npz = 26, hydrostatic, adiabatic, field_table: sphum only; run
+#: /work/fortran_fv3_hydro/runs/jw_C24_L26)
+FORTRAN_CHECKSUMS = {
+    "u": -8283806925725659431,
+    "v": -6696738383339274691,
+    "delp": -2857552977201270656,
+    "phis": 3363147527400596425,
+    "pt": 8174931175549746659,
+}
+
+
+def _mpp_chksum(arrays) -> int:
+    total = np.int64(0)
+    with np.errstate(over="ignore"):
+        for a in arrays:
+            total = total + np.ascontiguousarray(a).view(np.int64).sum(dtype=np.int64)
+    return int(total)
+
+
+def test_equals_fortran_checksums(cube, levels):
+    """Bit for bit GFDL's Fortran FV3 at t = 0: the fv_restart checksums of the D-grid u
+    (``u(isc:iec, jsc:jec, :)``), v, delp, phis and pt of our C24 L26 state (FV3's tracers: sphum,
+    adiabatic) equal FV3's printed ones: every bit of the ~360,000 compute-domain values (a checksum is
+    not a proof, but one flipped last bit in any value changes it)."""
+    s = jw.init_jw(cube, levels, tracer_names=("sphum",))
+    mine = {
+        name: _mpp_chksum(getattr(s, name)[t, CS, CS] for t in range(6))
+        for name in ("u", "v", "delp", "phis", "pt")
+    }
+    assert mine == FORTRAN_CHECKSUMS
+    assert _mpp_chksum(s.q["sphum"][t, CS, CS] for t in range(6)) == 0  # "fv_restart sphum = 0"
