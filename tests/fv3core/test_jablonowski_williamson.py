@@ -19,13 +19,15 @@ References:
   midpoint rule, whose error per layer in s = ln(eta) is at most
   ``Rd (Delta |s_m - s_c| max|T_s| + Delta^3/24 max|T_ss|)`` (s_c the layer's centre in s, s_m
   the log of FV3's arithmetic-mean layer eta, Delta the layer's depth in s);
-* FV3's own t = 0 output, when the hydrostatic Fortran model's extract
-  ``tests/fv3core/data/fortran/jw_C24_L26`` exists (see :func:`test_equals_fortran_t0`).
+* GFDL's Fortran FV3 itself (hydrostatic core, test_case 13, C24 L26, benchmarks/fortran_fv3):
+  its t = 0 extract ``tests/fv3core/data/fortran/jw_C24_L26`` (:func:`test_equals_fortran_t0`)
+  and the ``fv_restart`` checksums it printed (:func:`test_equals_fortran_checksums`).
 """
 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -35,6 +37,8 @@ from fv3core.errors import FV3ConfigError
 from fv3core.grid.fv3_metric import FV3Cube
 from fv3core.grid.metric import SubdomainSpec
 from fv3core.testcases import jablonowski_williamson as jw
+from fv3core.validation.extract import load_3d_run_extract
+from fv3core.validation.reference import read_namelist_values
 from fv3core.vertical.eta import set_eta
 
 N, H = 24, 3
@@ -363,3 +367,50 @@ def test_equals_fortran_checksums(cube, levels):
     }
     assert mine == FORTRAN_CHECKSUMS
     assert _mpp_chksum(s.q["sphum"][t, CS, CS] for t in range(6)) == 0  # "fv_restart sphum = 0"
+
+
+FORTRAN_JW = Path(__file__).parent / "data" / "fortran" / "jw_C24_L26"
+
+
+def _close(ours: np.ndarray, fortran: np.ndarray, rtol: float = 1e-12) -> float:
+    """Assert ``|ours - fortran| <= rtol max(|fortran|, 1e-3 max|fortran|)`` elementwise (a floor
+    for values near a zero crossing); return the largest relative difference."""
+    assert ours.shape == fortran.shape
+    floor = max(1e-3 * float(np.abs(fortran).max()), np.finfo(np.float64).tiny)  # all-0: exact
+    scale = np.maximum(np.abs(fortran), floor)
+    rel = np.abs(ours - fortran) / scale
+    assert rel.max() <= rtol, rel.max()
+    return float(rel.max())
+
+
+@pytest.mark.skipif(not (FORTRAN_JW / "extract.npz").is_file(), reason="no JW Fortran extract")
+def test_equals_fortran_t0(cube, levels):
+    """Our C24 L26 initial state from the run's own namelist (npz, adiabatic, hydrostatic; its
+    field_table has sphum only) equals GFDL's Fortran FV3 at t = 0 (the extract's t0 companion:
+    netCDF output and the restart's D-grid winds): ak, bk, ptop, delp, temperature (pt), ps,
+    phis, zsurf, sphum and the D-grid u, v, to <= 1e-12 relative to each value.  The tolerance
+    allows for a last-bit difference of the C library's sin/cos/pow/exp on another machine
+    amplified by the 9-point sums (~1e-14); here every value is bit for bit FV3's (difference 0)."""
+    ext = load_3d_run_extract(FORTRAN_JW)
+    nml = read_namelist_values(ext.namelist)
+    core = nml["fv_core_nml"]
+    assert int(core["npz"]) == 26 and int(core["npx"]) == N + 1
+    assert int(nml["test_case_nml"]["test_case"]) == 13
+    assert core["hydrostatic"] is True
+    adiabatic = bool(core.get("adiabatic", False))  # FV3's default .false.
+    lev = set_eta(int(core["npz"]))
+    np.testing.assert_array_equal(lev.ak, ext.ak)
+    np.testing.assert_array_equal(lev.bk, ext.bk)
+    assert lev.ptop == ext.ptop
+    s = jw.init_jw(cube, lev, adiabatic=adiabatic, tracer_names=("sphum",))
+    worst = {
+        "delp": _close(s.delp[:, CS, CS], ext.at("delp", 0.0)),
+        "pt": _close(s.pt[:, CS, CS], ext.at("temp", 0.0)),
+        "sphum": _close(s.q["sphum"][:, CS, CS], ext.at("sphum", 0.0)),
+        "ps": _close(s.ps[:, CS, CS], ext.at("ps", 0.0)),
+        "phis": _close(s.phis[:, CS, CS], ext.phis),
+        "zsurf": _close((1.0 / UFS.grav) * s.phis[:, CS, CS], ext.zsurf),  # fv_diag's ginv*phis
+        "u": _close(s.u[:, CS, H : H + N + 1], ext.at("u_dgrid", 0.0)),
+        "v": _close(s.v[:, H : H + N + 1, CS], ext.at("v_dgrid", 0.0)),
+    }
+    assert worst == dict.fromkeys(worst, 0.0)  # bit for bit with this machine's libm
