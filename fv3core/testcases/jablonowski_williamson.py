@@ -5,7 +5,8 @@ Reference: Jablonowski & Williamson (2006), Q. J. R. Meteorol. Soc. 132, 2943-29
 u0 = 35 m/s, eta0 = 0.252, eta_s = 1, eta_t = 0.2, T0 = 288 K, Gamma = 0.005 K/m,
 Delta T = 4.8e5 K, the zonal-wind perturbation u_p = 1 m/s exp(-(r/R)^2), R = a/10, centred at
 (20 E, 40 N).  FV3's ``init_case`` for ``test_case = 13`` (``12`` is the same without the
-perturbation: its ``r0 = 1 m`` makes it vanish on any grid) does, and :func:`init_jw` does alike:
+perturbation: its ``r0 = 1 m`` adds it only at points within 6.3 m of the centre, none on FV3's
+grids) does, and :func:`init_jw` does alike (``perturbation=False`` for test_case 12):
 
 * ``ps = 1000 hPa``; ``delp(k) = ak(k+1) - ak(k) + ps (bk(k+1) - bk(k))`` (the levels of
   :func:`fv3core.vertical.eta.set_eta`); FV3's ``p_var`` then sets ``pe`` (``ptop`` + the sum of
@@ -35,7 +36,11 @@ perturbation: its ``r0 = 1 m`` makes it vanish on any grid) does, and :func:`ini
 exit).  With ``adiabatic`` (or q = 0) T is also the virtual temperature.
 
 The floating-point operations follow the Fortran's order with the C library's transcendental
-functions (as :mod:`fv3core.testcases.fv3_initial`), for FV3's 64-bit build (gfortran, no FMA).
+functions (as :mod:`fv3core.testcases.fv3_initial`), for FV3's 64-bit build (gfortran, no FMA):
+at C24 L26 every delp, pt, ps, phis, sphum and D-grid u, v value equals GFDL's Fortran FV3's
+t = 0 output bit for bit (tests/fv3core/test_jablonowski_williamson.py).  Not set: the
+non-hydrostatic ``w`` and ``delz`` (FV3 sets them when ``hydrostatic = .false.``), the
+``qdry``/``qmoist``/``qtotal`` tracers, ``nwat`` moisture species other than sphum.
 
 Per-rank state (:meth:`JWInitialState.for_rank` -> :class:`JWRankState`), halo ``h = 3`` (the
 cube's ``n_halo``), ``nx x ny`` compute cells, ``nz = npz`` layers; every array float64, index
