@@ -40,7 +40,7 @@ functions (as :mod:`fv3core.testcases.fv3_initial`), for FV3's 64-bit build (gfo
 at C24 L26 every delp, pt, ps, phis, sphum and D-grid u, v value equals GFDL's Fortran FV3's
 t = 0 output bit for bit (tests/fv3core/test_jablonowski_williamson.py).  Not set: the
 non-hydrostatic ``w`` and ``delz`` (FV3 sets them when ``hydrostatic = .false.``), the
-``qdry``/``qmoist``/``qtotal`` tracers, ``nwat`` moisture species other than sphum.
+``qdry``/``qmoist``/``qtotal`` tracers (refused), ``nwat`` moisture species other than sphum.
 
 Per-rank state (:meth:`JWInitialState.for_rank` -> :class:`JWRankState`), halo ``h = 3`` (the
 cube's ``n_halo``), ``nx x ny`` compute cells, ``nz = npz`` layers; every array float64, index
@@ -299,6 +299,12 @@ def init_jw(cube: FV3Cube, levels: HybridLevels, *, perturbation: bool = True,
     names = tuple(str(t).lower() for t in tracer_names)
     if len(set(names)) != len(names):
         raise FV3ConfigError(f"tracer_names={tracer_names!r}: a tracer is named twice")
+    unported = sorted({"qdry", "qmoist", "qtotal"} & set(names))
+    if unported:
+        raise FV3ConfigError(
+            f"tracer_names: {unported} (FV3's 1 - sum of the nwat species) are not ported: drop "
+            "them from the tracers"
+        )
     if not adiabatic and "sphum" not in names:
         raise FV3ConfigError(
             "adiabatic=False needs the tracer 'sphum' (FV3 writes the JW humidity into it): add "

@@ -304,9 +304,12 @@ def test_for_rank(state):
 
 
 def test_refusals(cube, levels):
-    """alpha != 0 (not FV3's JW), adiabatic=False without a sphum tracer, duplicate tracers."""
+    """alpha != 0 (not FV3's JW), adiabatic=False without a sphum tracer, FV3's derived tracers
+    (qdry ...), duplicate tracers."""
     with pytest.raises(FV3ConfigError, match="sphum"):
         jw.init_jw(cube, levels, adiabatic=False, tracer_names=("cl", "cl2"))
+    with pytest.raises(FV3ConfigError, match="qdry"):
+        jw.init_jw(cube, levels, tracer_names=("sphum", "qdry"))
     with pytest.raises(FV3ConfigError, match="twice"):
         jw.init_jw(cube, levels, tracer_names=("sphum", "SPHUM"))
     rotated = FV3Cube.build(8, radius=UFS.radius, omega=UFS.omega, alpha=0.1)
