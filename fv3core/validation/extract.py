@@ -43,7 +43,7 @@ import math
 import re
 import shlex
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -381,6 +381,9 @@ class Run3DExtract:
     phis: np.ndarray
     namelist: str
     metadata: dict[str, Any]
+    #: FV3's per-step prints (:func:`printed_diagnostics`): times (h) and name -> values
+    printed_hours: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    printed: dict[str, np.ndarray] = field(default_factory=dict)
 
     def at(self, name: str, hours: float) -> np.ndarray:
         """Field ``name`` at ``hours``."""
@@ -472,6 +475,71 @@ def _t0_companion(reference: FV3Reference, folder: Path) -> None:
             f"the t = 0 companion with benchmarks/fortran_fv3/jw_cases.sh")
 
 
+_SIM_TIME = re.compile(r"^ Simulation Time:(.{6})(.{5})\s*$")
+_MINMAX = re.compile(r"^\s*(\S.*?)\s*:\s+(\S+)\s+(\S+)\s+(\S+)\s*$")
+_TOTAL_PS = re.compile(r"Total surface pressure \(mb\)\s*=\s*(\S+)")
+_CLOCK = re.compile(r"^(\S.*?)\s{2,}(\d+)\s+(\S+)\s+(\S+)\s+(\S+)\s+\S+\s+\S+\s+\d+\s+\d+\s+\d+\s*$")
+_BLOCK = re.compile(r"^   ([A-Z_0-9]+)\s+(\S+)\s+(\S+)\s+(\S+)\s+\d+\s*$")
+
+
+def printed_diagnostics(stdout: str | Path) -> dict[str, np.ndarray]:
+    """FV3's per-step prints (``print_freq``) in a run's ``stdout.txt``: ``printed_hours`` (the
+    model time of each ``Simulation Time`` block), ``printed_names`` (``total_ps_mb``, the
+    global mean surface pressure in hPa at 17 digits -- FV3's mass check --, then
+    ``<quantity>_max``, ``_min``, ``_mean`` of each max/min line: PS in hPa, UA, VA, TA, tracers)
+    and ``printed`` ``[time, name]``; the t = 0 mean surface pressure (printed at the end of
+    the initialisation) is row 0 with NaN for the rest."""
+    lines = Path(stdout).read_text().splitlines()
+    rows: list[dict[str, float]] = []
+    hours: list[float] = []
+    current: dict[str, float] | None = None
+    for line in lines:
+        m = _SIM_TIME.match(line)
+        if m:
+            current = {}
+            rows.append(current)
+            hours.append(24.0 * int(m.group(1)) + int(m.group(2)) / 3600.0)
+            continue
+        m = _TOTAL_PS.search(line)
+        if m:
+            if current is None:  # the initial state's, before the first step
+                current = {}
+                rows.append(current)
+                hours.append(0.0)
+            current["total_ps_mb"] = float(m.group(1))
+            continue
+        m = _MINMAX.match(line)
+        if m and current is not None and rows and hours:
+            name = m.group(1).split("(")[0].strip().replace(" ", "_")
+            try:
+                vals = [float(v) for v in m.groups()[1:]]
+            except ValueError:
+                continue
+            for suffix, v in zip(("max", "min", "mean"), vals, strict=True):
+                current[f"{name}_{suffix}"] = v
+    if not rows:
+        raise FV3ReferenceError(f"{stdout}: no per-step prints (set print_freq in fv_core_nml)")
+    names = list(dict.fromkeys(k for r in rows for k in r))
+    table = np.array([[r.get(n, math.nan) for n in names] for r in rows], dtype=np.float64)
+    return {"printed_hours": np.array(hours), "printed_names": np.array(names), "printed": table}
+
+
+def printed_timings(stdout: str | Path) -> dict[str, float]:
+    """The run's timers from ``stdout.txt``: FV3's block timers (``ATMOS_TOTAL``,
+    ``FV_DYNAMICS``, ``DYN_CORE``, ``REMAPPING``, ... total time on PE 0, s) and FMS's clocks
+    (``MAIN: time loop``, ... average over the PEs, s)."""
+    out: dict[str, float] = {}
+    for line in Path(stdout).read_text().splitlines():
+        m = _CLOCK.match(line)
+        if m:
+            out[m.group(1).strip()] = float(m.group(5))
+            continue
+        m = _BLOCK.match(line)
+        if m:
+            out[m.group(1)] = float(m.group(4))
+    return out
+
+
 def extract_3d_run(reference: FV3Reference, fields: dict[str, tuple[float, ...]], *,
                    t0: str | Path | None = None) -> dict[str, np.ndarray]:  # fmt: skip
     """The arrays of a 3-D run extract of ``reference`` (``metadata`` without the command):
@@ -536,8 +604,16 @@ def extract_3d_run(reference: FV3Reference, fields: dict[str, tuple[float, ...]]
     for n in DGRID:
         if end in fields.get(n, ()) and end != 0.0:
             values[n, end] = restart[n]
+    stdout = reference.path / "stdout.txt"
+    printed = printed_diagnostics(stdout) if stdout.is_file() else {}
+    timings = printed_timings(stdout) if stdout.is_file() else {}
+    if stdout.is_file():
+        sources.append(stdout)
+    main = reference.namelist.get("main_nml", {})
+    steps = round(end * 3600.0 / float(main.get("dt_atmos", 1.0)))
     units = {**FIELDS_3D, **FIELDS_2D, **DGRID}
     meta = {"format": RUN3D_FORMAT, "run": reference.name,
+            "timings_s": timings, "steps": steps,
             "field_hours": {n: list(h) for n, h in fields.items()},
             "units": {n: units[n] for n in fields} | {
                 "ak": "Pa", "bk": "1", "ptop": "Pa", "zsurf": "m", "phis": "m^2/s^2",
@@ -555,6 +631,7 @@ def extract_3d_run(reference: FV3Reference, fields: dict[str, tuple[float, ...]]
         "lat": grid.lat, "corner_lon": grid.corner_lon, "corner_lat": grid.corner_lat,
         **{n: np.stack([values[n, h] for h in fields[n]]) for n in fields},
         **{f"hours_{n}": np.array(fields[n], dtype=np.float64) for n in fields},
+        **printed,
         "metadata": np.array(json.dumps(meta, sort_keys=True)),
     }  # fmt: skip
 
@@ -612,6 +689,8 @@ def load_3d_run_extract(path: str | Path) -> Run3DExtract:
         ak=data["ak"], bk=data["bk"], ptop=float(data["ptop"]),
         grid={n: data[n] for n in ("lon", "lat", "corner_lon", "corner_lat", "area")},
         zsurf=data["zsurf"], phis=data["phis"], namelist=nml.read_text(), metadata=meta,
+        printed_hours=data.get("printed_hours", np.zeros(0)),
+        printed={str(n): data["printed"][:, k] for k, n in enumerate(data.get("printed_names", ()))},
     )  # fmt: skip
 
 

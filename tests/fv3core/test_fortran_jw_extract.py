@@ -133,3 +133,16 @@ def test_dgrid_winds_at_t0_are_jw_zonal_jet(extract: Run3DExtract) -> None:
         pytest.skip(f"{extract.run} holds no t = 0 D-grid winds")
     speed = max(np.abs(extract.at("u_dgrid", 0.0)).max(), np.abs(extract.at("v_dgrid", 0.0)).max())
     assert 30.0 < speed < 36.5
+
+
+def test_printed_mass_check_is_the_output_mean_surface_pressure(extract: Run3DExtract) -> None:
+    """FV3's printed "Total surface pressure (mb)" each step is the area mean of ps: constant
+    (dry mass conserved) and equal to the netCDF ps's at the output times."""
+    total = extract.printed["total_ps_mb"]
+    assert len(total) == extract.metadata["steps"] + 1
+    np.testing.assert_allclose(total, 1000.0, rtol=1e-13, atol=0.0)
+    area = extract.grid["area"]
+    for h in extract.field_hours["ps"]:
+        (k,) = np.flatnonzero(np.isclose(extract.printed_hours, h))
+        mean = (extract.at("ps", h) * area).sum() / area.sum() / 100.0
+        assert total[k] == pytest.approx(mean, rel=1e-14), f"{h} h"
