@@ -478,6 +478,7 @@ def _t0_companion(reference: FV3Reference, folder: Path) -> None:
 _SIM_TIME = re.compile(r"^ Simulation Time:(.{6})(.{5})\s*$")
 _MINMAX = re.compile(r"^\s*(\S.*?)\s*:\s+(\S+)\s+(\S+)\s+(\S+)\s*$")
 _TOTAL_PS = re.compile(r"Total surface pressure \(mb\)\s*=\s*(\S+)")
+_ENERGY = re.compile(r"Energy_Deficit \(W/m\*\*2\)\s*=\s*(\S+)")
 _CLOCK = re.compile(r"^(\S.*?)\s{2,}(\d+)\s+(\S+)\s+(\S+)\s+(\S+)\s+\S+\s+\S+\s+\d+\s+\d+\s+\d+\s*$")
 _BLOCK = re.compile(r"^   ([A-Z_0-9]+)\s+(\S+)\s+(\S+)\s+(\S+)\s+\d+\s*$")
 
@@ -486,7 +487,8 @@ def printed_diagnostics(stdout: str | Path) -> dict[str, np.ndarray]:
     """FV3's per-step prints (``print_freq``) in a run's ``stdout.txt``: ``printed_hours`` (the
     model time of each ``Simulation Time`` block), ``printed_names`` (``total_ps_mb``, the
     global mean surface pressure in hPa at 17 digits -- FV3's mass check --, then
-    ``<quantity>_max``, ``_min``, ``_mean`` of each max/min line: PS in hPa, UA, VA, TA, tracers)
+    ``<quantity>_max``, ``_min``, ``_mean`` of each max/min line: PS in hPa, UA, VA, TA, tracers;
+    with ``consv_te`` > 0 also ``energy_deficit_w_m2``, the energy fixer's printed deficit)
     and ``printed`` ``[time, name]``; the t = 0 mean surface pressure (printed at the end of
     the initialisation) is row 0 with NaN for the rest."""
     lines = Path(stdout).read_text().splitlines()
@@ -507,6 +509,10 @@ def printed_diagnostics(stdout: str | Path) -> dict[str, np.ndarray]:
                 rows.append(current)
                 hours.append(0.0)
             current["total_ps_mb"] = float(m.group(1))
+            continue
+        m = _ENERGY.search(line)
+        if m and current is not None:  # consv_te > 0: the energy fixer's deficit
+            current["energy_deficit_w_m2"] = float(m.group(1))
             continue
         m = _MINMAX.match(line)
         if m and current is not None and rows and hours:
