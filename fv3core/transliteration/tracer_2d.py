@@ -64,7 +64,9 @@ class Tracer2D1L:
 
     ``communicator=None``: one rank (``grids`` has one entry) with its halos given: the maximum
     Courant number is this rank's and no halo is updated (neither q's at the start nor
-    ``qn2``'s between subcycles), FV3's sequence on one rank when every level has one subcycle."""
+    ``qn2``'s between subcycles, whose halos stay as the previous subcycle left them).  That is
+    FV3's sequence on a rank of a cube only when every level has one subcycle; with more it is
+    the one-rank check of the per-rank phases."""
 
     def __init__(self, grids: Mapping[int, Grid], communicator: Communicator | None,
                  hord: int) -> None:  # fmt: skip
