@@ -35,10 +35,14 @@ MDT = 900.0  # a remapping step: dt_atmos 1800 s, k_split 2
 
 
 def _levels(npz: int) -> tuple[np.ndarray, np.ndarray, float]:
-    """``npz`` layers of FV3's 26-level table's lower half (ak, bk at the interfaces)."""
+    """``npz`` layers of FV3's 26-level table's lower part (ak, bk at the interfaces), its top
+    interface made a pure pressure level (``bk = 0``, ``ak`` its pressure at 1000 hPa), as
+    FV3's model top is."""
     levels = set_eta(26)
-    ak, bk = levels.ak[-(npz + 1):], levels.bk[-(npz + 1):]
-    return np.asarray(ak, dtype=np.float64), np.asarray(bk, dtype=np.float64), float(ak[0])
+    ak = np.array(levels.ak[-(npz + 1):], dtype=np.float64)
+    bk = np.array(levels.bk[-(npz + 1):], dtype=np.float64)
+    ak[0], bk[0] = ak[0] + bk[0] * 1.0e5, 0.0
+    return ak, bk, float(ak[0])
 
 
 def _states(cube: FV3Cube, ranks) -> dict[int, dict[str, np.ndarray]]:
@@ -85,8 +89,8 @@ def test_layer_damping_is_fv3s_sponge() -> None:
         LayerDamping(0, 2, 1, 0.3)]
 
 
-@pytest.mark.parametrize("beta", [0.0, pytest.param(0.3, marks=pytest.mark.slow)],
-                         ids=["beta0", "beta0.3"])  # fmt: skip
+@pytest.mark.slow  # ~30 s each; the whole step's test (test_fv3_hydrostatic.py) covers dyn_core
+@pytest.mark.parametrize("beta", [0.0, 0.3], ids=["beta0", "beta0.3"])
 def test_dyn_core_equals_transliteration(beta: float) -> None:
     """Two dyn_core calls on C12 with 6 layers: delp, pt, u, v, pe, peln, pk, pkz, mfx, mfy,
     cx, cy bitwise the transliteration's over FV3's ranges."""

@@ -1,0 +1,94 @@
+"""FV3 ``fv_dynamics.F90`` for the hydrostatic, adiabatic, dry 3-D core, transliterated: one
+large time step (``pt`` to potential temperature, then ``k_split`` times ``dp1 = delp``,
+``dyn_core``, ``tracer_2d_1L`` and ``Lagrangian_to_Eulerian``), composed of the
+transliterations of its routines (:mod:`~fv3core.transliteration.dyn_core_hydrostatic`,
+:mod:`~fv3core.transliteration.tracer_2d`, :mod:`~fv3core.transliteration.mapz`), all ranks in
+this process."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from fv3core.fv3_hydrostatic import MIN_REMAP_LAYERS, HydrostaticOptions
+from fv3core.transliteration.dyn_core_hydrostatic import HydrostaticCore, HydrostaticTileFields
+from fv3core.transliteration.farray import FArray
+from fv3core.transliteration.grid import Grid
+from fv3core.transliteration.mapz import lagrangian_to_eulerian
+from fv3core.transliteration.tracer_2d import Tracer2D1L
+from mapping.cluster import Communicator
+
+
+class HydrostaticDynamics:
+    """FV3's ``fv_dynamics`` on every rank of ``communicator``: :meth:`step` is one ``dt_atmos``.
+    ``fields[rank]``: the rank's state (``pt`` the temperature between steps; ``pkz`` the
+    state's layer-mean ``p**kappa``), ``tracers[rank]``: the tracers (3-D arrays with FV3's
+    bounds, in place), ``ps[rank]``: the surface pressure (2-D, in place)."""
+
+    def __init__(self, grids: dict[int, Grid], fields: dict[int, HydrostaticTileFields],
+                 tracers: Mapping[int, list[np.ndarray]], ps: Mapping[int, np.ndarray],
+                 options: HydrostaticOptions, dt_atmos: float, *, ak: np.ndarray,
+                 bk: np.ndarray, akap: float, cp_air: float,
+                 communicator: Communicator) -> None:  # fmt: skip
+        self.grids, self.fields, self.options = grids, fields, options
+        self.tracers, self.ps = tracers, ps
+        self.ak, self.bk, self.akap = np.asarray(ak), np.asarray(bk), akap
+        self.npz = len(self.ak) - 1
+        self.core = HydrostaticCore(grids, fields, options.dyn_core, dt_atmos / options.k_split,
+                                    akap=akap, cp_air=cp_air, ptop=float(self.ak[0]),
+                                    communicator=communicator)  # fmt: skip
+        self.tracer_2d = Tracer2D1L(grids, communicator, options.hord_tr)
+        self.dp1 = {r: np.zeros_like(f.delp.data) for r, f in fields.items()}
+
+    def step(self) -> None:
+        k_split = self.options.k_split
+        for r, g in self.grids.items():
+            f, c = self.fields[r], _compute(g)
+            f.pt.data[c] = f.pt.data[c] / f.pkz.data[c]
+        for n_map in range(1, k_split + 1):
+            for r, f in self.fields.items():
+                self.dp1[r][...] = f.delp.data
+            self.core.step(init_step=n_map == 1)
+            if any(len(q) for q in self.tracers.values()):
+                self._tracers()
+            if self.npz >= MIN_REMAP_LAYERS:
+                for r in self.grids:
+                    self._remap(r, last_step=n_map == k_split)
+
+    def _tracers(self) -> None:
+        def fa(a: np.ndarray, r: int) -> FArray:
+            b = self.grids[r].bd
+            return FArray(a, (b.isd, b.jsd))
+
+        f = self.fields
+        self.tracer_2d({r: [fa(q, r) for q in self.tracers[r]] for r in f},
+                       {r: fa(self.dp1[r], r) for r in f}, {r: fa(f[r].mfx.data, r) for r in f},
+                       {r: fa(f[r].mfy.data, r) for r in f}, {r: fa(f[r].cx.data, r) for r in f},
+                       {r: fa(f[r].cy.data, r) for r in f})  # fmt: skip
+
+    def _remap(self, r: int, last_step: bool) -> None:
+        o, f, g = self.options, self.fields[r], self.grids[r]
+        b = g.bd
+        h, nx, ny = b.ng, b.ie - b.is_ + 1, b.je - b.js + 1
+        cells = np.s_[h : h + nx, h : h + ny]
+        ring = np.s_[h - 1 : h + nx + 1, h - 1 : h + ny + 1]
+        u_pts, v_pts = np.s_[h : h + nx, h : h + ny + 1], np.s_[h : h + nx + 1, h : h + ny]
+        qs = self.tracers[r]
+        out = lagrangian_to_eulerian(
+            f.pe.data[ring], f.delp.data[cells], f.pt.data[cells], f.u.data[u_pts],
+            f.v.data[v_pts], [q[cells] for q in qs], f.pk.data[cells], f.peln.data[cells],
+            self.ak, self.bk, akap=self.akap, kord_mt=o.kord_mt, kord_tm=o.kord_tm,
+            kord_tr=[o.kord_tr] * len(qs), fill=o.fill, last_step=last_step, ptop=float(self.ak[0]))  # fmt: skip
+        f.pe.data[ring] = out["pe"]
+        for name, where in (("delp", cells), ("pt", cells), ("u", u_pts), ("v", v_pts),
+                            ("pk", cells), ("peln", cells), ("pkz", cells)):  # fmt: skip
+            getattr(f, name).data[where] = out[name]
+        for q, new in zip(qs, out["q"]):
+            q[cells] = new
+        self.ps[r][cells] = out["ps"]
+
+
+def _compute(g: Grid) -> tuple[slice, slice]:
+    b = g.bd
+    return np.s_[b.ng : b.ng + b.ie - b.is_ + 1, b.ng : b.ng + b.je - b.js + 1]
