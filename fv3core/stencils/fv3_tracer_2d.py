@@ -1,6 +1,7 @@
-"""FV3's large-time-step tracer transport in GTScript: ``tracer_2d_1L`` (``fv_tracer2d.F90``),
-which ``fv_dynamics`` calls after ``dyn_core`` with the mass fluxes and Courant numbers that
-``d_sw`` accumulated over the acoustic steps ("the flux capacitor").
+"""FV3's large-time-step tracer transport in GTScript: ``tracer_2d_1L`` (``fv_tracer2d.F90``;
+with ``z_tracer`` false its ``tracer_2d``), which ``fv_dynamics`` calls after ``dyn_core`` with the
+mass fluxes and Courant numbers that ``d_sw`` accumulated over the acoustic steps ("the flux
+capacitor").
 
 * :class:`FV3TracerTransport`: one rank's ``tracer_2d_1L``, as bound launches
   (:class:`BoundTracerTransport`) for each phase between FV3's communication: the swept areas
@@ -33,19 +34,21 @@ Per layer k, as FV3 (units: ``mfx``, ``mfy`` Pa m^2 accumulated over the large s
 FV3 runs the subcycles layer by layer; the layers are independent (each reads only its own
 level), so here every subcycle runs on all levels at once, a level taking part while ``it <=
 nsplt(k)`` (the K field ``stage``): every level's arithmetic is FV3's, bit for bit.  Two
-differences outside the results: FV3 transports a layer with ``nsplt = 1`` in q itself, so
-``fv_tp_2d``'s ``copy_corners`` writes q's cube-corner halo cells; here it is always the copy
+differences outside the results: FV3 transports in q itself (``tracer_2d_1L``: a layer with
+``nsplt = 1``; ``tracer_2d``: always), so ``fv_tp_2d``'s ``copy_corners`` writes q's cube-corner
+halo cells and ``tracer_2d`` updates q's halos between subcycles; here it is always the copy
 ``qn2``, and q's halo is left as the halo update at the start made it.  And ``qn2``'s halo update
 runs for every level between subcycles (FV3: the levels still subcycling).
 
 Namelist keys (``fv_core_nml``): ``hord_tr`` (the PPM variant of ``fv_tp_2d`` for tracers;
-5, 6, 8, 10), ``z_tracer`` (true: ``fv_dynamics`` calls ``tracer_2d_1L``, this class; false, FV3's
-default: ``tracer_2d``, whose global subcycle count ``nsplt = int(1 + max_k cmax(k))`` with
-``ksplt(k) = int(1 + cmax(k))`` subcycles in layer k gives the same fields for ``q_split = 0``
-except that ``dp1`` ends as the last ``dp2`` in the layers with ``ksplt < nsplt``),
-``q_split`` (read by ``tracer_2d`` only; ``tracer_2d_1L`` ignores it).  Not implemented: the
-tracer damping ``nord_tr``/``trdm2`` (``tracer_2d``'s ``deln_flux`` with ``mass``, off by default),
-the ``id_divg_mean`` diagnostic, ``lim_fac`` (FV3's default 1).
+5, 6, 8, 10), ``z_tracer`` (true: ``fv_dynamics`` calls ``tracer_2d_1L``; false, FV3's default:
+``tracer_2d``, whose ``nsplt = int(1 + max_k cmax(k))`` subcycles over all levels with level k
+in the first ``ksplt(k) = int(1 + cmax(k))`` of them give the same tracers, bit for bit, and
+differ only in ``dp1``, which ``tracer_2d`` renews after every subcycle but the last of all
+levels), ``q_split`` (``tracer_2d`` only: 0, subcycles from the Courant number; FV3's ``q_split >
+0`` leaves ``ksplt`` unset and is refused; ``tracer_2d_1L`` ignores it).  Not implemented: the
+tracer damping ``nord_tr``/``trdm2`` (``tracer_2d``'s ``deln_flux`` with ``mass`` in the first
+subcycle, off by default), the ``id_divg_mean`` diagnostic, ``lim_fac`` (FV3's default 1).
 """
 
 from __future__ import annotations
@@ -140,10 +143,11 @@ def tracer_update(
 
 
 def thickness_update(dp1: FloatField, mfx: FloatField, mfy: FloatField, rarea: FloatFieldIJ,
-                     stage: FloatFieldK):  # fmt: skip
-    """``dp1 := dp2`` on the levels with another subcycle to come (``stage`` INTERMEDIATE)."""
+                     renew: FloatFieldK):  # fmt: skip
+    """``dp1 := dp2`` on the levels where ``renew`` is 1 (``tracer_2d_1L``: those with another
+    subcycle to come; ``tracer_2d``: every level taking part, unless it is the last subcycle)."""
     with computation(PARALLEL), interval(...):
-        if stage == INTERMEDIATE:
+        if renew > 0.0:
             dp1 = pressure_thickness(dp1, mfx, mfy, rarea)
 
 
@@ -202,8 +206,10 @@ class FV3TracerTransport:
     stencils and the work storages once; :meth:`bind` gives the phases as bound launches."""
 
     def __init__(self, factory: GridStencilFactory, grid: FV3GridStorages, spec: SubdomainSpec,
-                 hord_tr: int, nq: int) -> None:  # fmt: skip
-        """``hord_tr``: FV3's namelist key (5, 6, 8, 10); ``nq``: the number of tracers."""
+                 hord_tr: int, nq: int, *, z_tracer: bool = True) -> None:  # fmt: skip
+        """``hord_tr``: FV3's namelist key (5, 6, 8, 10); ``nq``: the number of tracers;
+        ``z_tracer``: FV3's namelist key, true: ``tracer_2d_1L``; false: ``tracer_2d`` with
+        ``q_split = 0`` (the same tracers; ``dp1`` as ``tracer_2d`` leaves it)."""
         if hord_tr not in SUPPORTED_HORD:
             raise FV3ConfigError(
                 f"hord_tr={hord_tr} is not implemented: use one of {SUPPORTED_HORD}")
@@ -211,6 +217,7 @@ class FV3TracerTransport:
             raise FV3ConfigError(f"tracer_2d_1L with nq={nq}: pass at least one tracer")
         h = spec.n_halo
         self.spec, self.grid, self.nq, self.hord_tr = spec, grid, nq, hord_tr
+        self.z_tracer = z_tracer
         self.nz = factory.indexing.nz
         backend = factory.backend
         self._transport = FiniteVolumeTransport(factory, grid, spec, hord_tr)
@@ -238,6 +245,7 @@ class FV3TracerTransport:
         self._fx, self._fy = alloc(face_dims(X)), alloc(face_dims(Y))
         self._frac = from_numpy(np.ones(self.nz), backend)
         self._stage = from_numpy(np.zeros(self.nz), backend)
+        self._renew = from_numpy(np.zeros(self.nz), backend)
         self._sin_sg5 = to_numpy(grid.sin_sg5)[h : h + spec.nx, h : h + spec.ny]
 
     def _geometry(self, d: Direction) -> dict[str, Any]:
@@ -272,7 +280,7 @@ class FV3TracerTransport:
                                               fx=self._fx, fy=self._fy, rarea=g.rarea,
                                               stage=self._stage))  # fmt: skip
         subcycle.append(self._thickness.bind(dp1=f.dp1, mfx=f.mfx, mfy=f.mfy, rarea=g.rarea,
-                                             stage=self._stage))  # fmt: skip
+                                             renew=self._renew))  # fmt: skip
         return BoundTracerTransport(self, fields, prepare, split, first, subcycle)
 
 
@@ -318,9 +326,13 @@ class BoundTracerTransport:
         return self.nsplt
 
     def set_subcycle(self, it: int) -> None:
-        """Subcycle ``it`` (1-based) next: each level's ``stage``."""
+        """Subcycle ``it`` (1-based) next: each level's ``stage`` and whether its ``dp1`` is
+        renewed (``z_tracer`` false: FV3's ``tracer_2d`` renews it after every subcycle but the
+        last of all levels)."""
         n = self.nsplt
         _set(self._owner._stage, np.where(it < n, INTERMEDIATE, np.where(it == n, LAST, DONE)))
+        renew = (it < n) if self._owner.z_tracer else (it <= n) & (it != n.max())
+        _set(self._owner._renew, renew.astype(np.float64))
 
 
 class FV3MultiRankTracerTransport:
@@ -331,17 +343,25 @@ class FV3MultiRankTracerTransport:
 
     def __init__(self, factory: StencilFactory, grids: Mapping[int, FV3GridStorages],
                  fields: Mapping[int, TracerFields], communicator: Communicator, hord_tr: int,
-                 *, update_q_halo: bool = True) -> None:  # fmt: skip
-        """``grids``, ``fields``: per rank of ``communicator``; ``update_q_halo``: update the
-        tracers' halos first (FV3's ``complete_group_halo_update(q_pack)``; false when the
-        caller's q halos are already valid)."""
+                 *, z_tracer: bool = True, q_split: int = 0,
+                 update_q_halo: bool = True) -> None:  # fmt: skip
+        """``grids``, ``fields``: per rank of ``communicator``; ``hord_tr``, ``z_tracer``,
+        ``q_split``: FV3's namelist keys (``z_tracer`` false, FV3's ``tracer_2d``, needs
+        ``q_split = 0``); ``update_q_halo``: update the tracers' halos first (FV3's
+        ``complete_group_halo_update(q_pack)``; false when the caller's q halos are valid)."""
+        if not z_tracer and q_split != 0:
+            raise FV3ConfigError(
+                f"z_tracer = .false. with q_split={q_split}: FV3's tracer_2d then sets ksplt(k) "
+                "from a cmax it never computes (unset unless built with GLOBAL_CFL); use "
+                "q_split = 0 (subcycles from the Courant number) or z_tracer = .true.")
         self._communicator = communicator
         self.ranks: dict[int, BoundTracerTransport] = {}
         for r in sorted(grids):
             spec, f = grids[r].metric.spec, fields[r]
             nz = int(f.dp1.shape[2])
             gf = factory.on_grid(GridIndexing(spec.nx, spec.ny, nz, spec.n_halo))
-            self.ranks[r] = FV3TracerTransport(gf, grids[r], spec, hord_tr, len(f.q)).bind(f)
+            self.ranks[r] = FV3TracerTransport(gf, grids[r], spec, hord_tr, len(f.q),
+                                               z_tracer=z_tracer).bind(f)
         h = next(iter(grids.values())).metric.spec.n_halo
 
         def updater(arrays: Mapping[int, Sequence[Any]]) -> ExchangeGroup:

@@ -1,13 +1,16 @@
 """FV3 ``fv_tracer2d.F90``: ``tracer_2d_1L`` (the layer-by-layer subcycled tracer transport
-``fv_dynamics`` calls with ``z_tracer = .true.``) transliterated, for the cubed sphere
-(``bounded_domain`` false), without the ``id_divg_mean`` diagnostic.
+``fv_dynamics`` calls with ``z_tracer = .true.``) and ``tracer_2d`` (``z_tracer = .false.``,
+``q_split = 0``, no ``trdm2`` damping) transliterated, for the cubed sphere (``bounded_domain``
+false), without the ``id_divg_mean`` diagnostic.
 
 Arrays are :class:`~fv3core.transliteration.farray.FArray` views with FV3's bounds on i, j and
 the levels as a trailing NumPy axis (``q(isd:ied, jsd:jed, npz)`` is ``FArray(data[ni, nj,
-npz], (isd, jsd))``); :func:`layer` is level k of one.  :class:`Tracer2D1L` runs every rank of a
-:class:`mapping.cluster.Communicator` in this process: FV3's loops per rank, its
-``mp_reduce_max`` as ``communicator.allreduce`` and its ``mpp_update_domains`` of ``qn2`` as the
-communicator's halo updater, in FV3's order (level by level, subcycle by subcycle).
+npz], (isd, jsd))``); :func:`layer` is level k of one.  :class:`Tracer2D1L` and
+:class:`Tracer2D` run every rank of a :class:`mapping.cluster.Communicator` in this process:
+FV3's loops per rank, its ``mp_reduce_max`` as ``communicator.allreduce`` and its halo updates
+(``mpp_update_domains`` of ``qn2``; the group update of q) as the communicator's halo
+updaters, in FV3's order (``tracer_2d_1L``: level by level, subcycle by subcycle;
+``tracer_2d``: subcycle by subcycle, all levels in each).
 """
 
 from __future__ import annotations
@@ -81,43 +84,12 @@ class Tracer2D1L:
         ``dyn_core`` (in/out), ``mfx(is:ie+1, js:je, npz)``, ``mfy(is:ie, js:je+1, npz)``,
         ``cx(is:ie+1, jsd:jed, npz)``, ``cy(isd:ied, js:je+1, npz)`` (in/out: scaled)."""
         ranks = sorted(self.grids)
-        g0 = self.grids[ranks[0]]
         npz = dp1[ranks[0]].data.shape[2]
         nq = len(q[ranks[0]])
-        h = g0.bd.ng
-        # the k loop: swept areas and the rank's cmax
-        xfx: dict[int, list[FArray]] = {r: [] for r in ranks}
-        yfx: dict[int, list[FArray]] = {r: [] for r in ranks}
-        cmax_r: dict[int, np.ndarray] = {}
-        for r in ranks:
-            g = self.grids[r]
-            cm = np.zeros(npz)
-            for k in range(1, npz + 1):
-                x, y = area_fluxes(layer(cx[r], k - 1), layer(cy[r], k - 1), g)
-                xfx[r].append(x)
-                yfx[r].append(y)
-                cm[k - 1] = courant_max(layer(cx[r], k - 1), layer(cy[r], k - 1), g, k, npz)
-            cmax_r[r] = cm
-        if self.communicator is None:
-            cmax = cmax_r[ranks[0]]
-        else:
-            cmax = np.atleast_1d(self.communicator.allreduce(cmax_r, "max"))  # mp_reduce_max
-        nsplt_k = [int(1.0 + cmax[k]) for k in range(npz)]
-        for r in ranks:
-            b = self.grids[r].bd
-            Ii, Jd, Jn = R(b.is_, b.ie + 1), R(b.jsd, b.jed), R(b.js, b.je)
-            Id, Jj, In = R(b.isd, b.ied), R(b.js, b.je + 1), R(b.is_, b.ie)
-            for k in range(npz):
-                if nsplt_k[k] > 1:
-                    frac = 1.0 / float(nsplt_k[k])
-                    c, m = layer(cx[r], k), layer(mfx[r], k)
-                    c[Ii, Jd] = c[Ii, Jd] * frac
-                    xfx[r][k][Ii, Jd] = xfx[r][k][Ii, Jd] * frac
-                    m[Ii, Jn] = m[Ii, Jn] * frac
-                    c, m = layer(cy[r], k), layer(mfy[r], k)
-                    c[Id, Jj] = c[Id, Jj] * frac
-                    yfx[r][k][Id, Jj] = yfx[r][k][Id, Jj] * frac
-                    m[In, Jj] = m[In, Jj] * frac
+        h = self.grids[ranks[0]].bd.ng
+        xfx, yfx, nsplt_k = self._courant(cx, cy, npz)
+        self._scale([k for k in range(npz) if nsplt_k[k] > 1], nsplt_k, mfx, mfy, cx, cy, xfx,
+                    yfx)  # fmt: skip
         # qn2(isd:ied, jsd:jed, nq) per rank
         qn2 = {r: np.zeros(q[r][0].data.shape[:2] + (nq,)) for r in ranks}
         qn2_halo = None
@@ -138,6 +110,49 @@ class Tracer2D1L:
                 if it < nsplt and qn2_halo is not None:
                     qn2_halo.update()
         return nsplt_k
+
+    def _courant(self, cx: Mapping[int, FArray], cy: Mapping[int, FArray],
+                 npz: int) -> tuple[dict[int, list[FArray]], dict[int, list[FArray]], list[int]]:  # fmt: skip
+        """The first k loop (swept areas and each rank's ``cmax``), ``mp_reduce_max``, and
+        ``int(1 + cmax(k))`` per level."""
+        ranks = sorted(self.grids)
+        xfx: dict[int, list[FArray]] = {r: [] for r in ranks}
+        yfx: dict[int, list[FArray]] = {r: [] for r in ranks}
+        cmax_r: dict[int, np.ndarray] = {}
+        for r in ranks:
+            g = self.grids[r]
+            cm = np.zeros(npz)
+            for k in range(1, npz + 1):
+                x, y = area_fluxes(layer(cx[r], k - 1), layer(cy[r], k - 1), g)
+                xfx[r].append(x)
+                yfx[r].append(y)
+                cm[k - 1] = courant_max(layer(cx[r], k - 1), layer(cy[r], k - 1), g, k, npz)
+            cmax_r[r] = cm
+        if self.communicator is None:
+            cmax = cmax_r[ranks[0]]
+        else:
+            cmax = np.atleast_1d(self.communicator.allreduce(cmax_r, "max"))  # mp_reduce_max
+        return xfx, yfx, [int(1.0 + cmax[k]) for k in range(npz)]
+
+    def _scale(self, levels: Sequence[int], nsplt_k: Sequence[int], mfx: Mapping[int, FArray],
+               mfy: Mapping[int, FArray], cx: Mapping[int, FArray], cy: Mapping[int, FArray],
+               xfx: Mapping[int, list[FArray]], yfx: Mapping[int, list[FArray]]) -> None:  # fmt: skip
+        """``cx``, ``xfx``, ``mfx``, ``cy``, ``yfx``, ``mfy`` of ``levels`` times ``frac(k) = 1 /
+        nsplt(k)``, in place."""
+        for r in sorted(self.grids):
+            b = self.grids[r].bd
+            Ii, Jd, Jn = R(b.is_, b.ie + 1), R(b.jsd, b.jed), R(b.js, b.je)
+            Id, Jj, In = R(b.isd, b.ied), R(b.js, b.je + 1), R(b.is_, b.ie)
+            for k in levels:
+                frac = 1.0 / float(nsplt_k[k])
+                c, m = layer(cx[r], k), layer(mfx[r], k)
+                c[Ii, Jd] = c[Ii, Jd] * frac
+                xfx[r][k][Ii, Jd] = xfx[r][k][Ii, Jd] * frac
+                m[Ii, Jn] = m[Ii, Jn] * frac
+                c, m = layer(cy[r], k), layer(mfy[r], k)
+                c[Id, Jj] = c[Id, Jj] * frac
+                yfx[r][k][Id, Jj] = yfx[r][k][Id, Jj] * frac
+                m[In, Jj] = m[In, Jj] * frac
 
     @staticmethod
     def _ra(xfx: FArray, yfx: FArray, g: Grid) -> tuple[FArray, FArray]:
@@ -184,3 +199,51 @@ class Tracer2D1L:
                                + fy[In, Jn] - fy[In, Jn + 1]) * g.rarea[In, Jn]) / dp2[In, Jn]  # fmt: skip
         if it < nsplt:
             dp1_k[In, Jn] = dp2[In, Jn]
+
+
+class Tracer2D(Tracer2D1L):
+    """FV3 ``tracer_2d`` (``fv_dynamics`` with ``z_tracer = .false.``, FV3's default) on every
+    rank of ``communicator``, for ``q_split = 0``: ``nsplt = int(1 + max_k cmax(k))`` subcycles
+    over all levels, level k taking part in the first ``ksplt(k) = int(1 + cmax(k))``
+    (``GLOBAL_CFL`` undefined), ``fv_tp_2d`` on q itself, q's halo update between subcycles,
+    ``dp1 := dp2`` after every subcycle but the global last.  ``q_split > 0`` is refused: FV3
+    then sets ``ksplt(k)`` from a ``cmax`` it never computed.  No tracer damping (``trdm2``)."""
+
+    def __call__(self, q: Mapping[int, Sequence[FArray]], dp1: Mapping[int, FArray],
+                 mfx: Mapping[int, FArray], mfy: Mapping[int, FArray],
+                 cx: Mapping[int, FArray], cy: Mapping[int, FArray]) -> list[int]:  # fmt: skip
+        """As :meth:`Tracer2D1L.__call__`; returns ``ksplt`` per level."""
+        if self.communicator is None:
+            raise ValueError("Tracer2D runs the ranks of a communicator")
+        ranks = sorted(self.grids)
+        npz = dp1[ranks[0]].data.shape[2]
+        h = self.grids[ranks[0]].bd.ng
+        xfx, yfx, ksplt = self._courant(cx, cy, npz)
+        nsplt = max(ksplt)  # int(1 + c_global), c_global the maximum over the levels
+        self._scale(list(range(npz)) if nsplt != 1 else [], ksplt, mfx, mfy, cx, cy, xfx, yfx)
+        q_halo = self.communicator.halo_updater(
+            {r: [ScalarHalo(a.data, h) for a in q[r]] for r in ranks}, packing="slicing")
+        for it in range(1, nsplt + 1):
+            q_halo.update()  # complete_group_halo_update(q_pack), started after the last it
+            for r in ranks:
+                g = self.grids[r]
+                b = g.bd
+                In, Jn = R(b.is_, b.ie), R(b.js, b.je)
+                for k in range(npz):
+                    if it > ksplt[k]:
+                        continue
+                    dp1_k, mfx_k, mfy_k = layer(dp1[r], k), layer(mfx[r], k), layer(mfy[r], k)
+                    dp2 = FArray.full((b.is_, b.js), (b.ie, b.je))
+                    dp2[In, Jn] = dp1_k[In, Jn] + (mfx_k[In, Jn] - mfx_k[In + 1, Jn]
+                                                   + mfy_k[In, Jn] - mfy_k[In, Jn + 1]) * g.rarea[In, Jn]  # fmt: skip
+                    ra_x, ra_y = self._ra(xfx[r][k], yfx[r][k], g)
+                    for tracer in q[r]:
+                        q_k = layer(tracer, k)
+                        fx, fy = fv_tp_2d(q_k, layer(cx[r], k), layer(cy[r], k), self.hord,
+                                          xfx[r][k], yfx[r][k], ra_x, ra_y, g, mfx=mfx_k,
+                                          mfy=mfy_k)  # fmt: skip
+                        q_k[In, Jn] = (q_k[In, Jn] * dp1_k[In, Jn] + (fx[In, Jn] - fx[In + 1, Jn]
+                                       + fy[In, Jn] - fy[In, Jn + 1]) * g.rarea[In, Jn]) / dp2[In, Jn]  # fmt: skip
+                    if it != nsplt:
+                        dp1_k[In, Jn] = dp2[In, Jn]
+        return ksplt

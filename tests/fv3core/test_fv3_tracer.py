@@ -11,7 +11,7 @@ References, per test (each docstring names its own):
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -31,7 +31,7 @@ from fv3core.transliteration.farray import FArray, R
 from fv3core.transliteration.setup import TransliteratedRun
 from fv3core.transliteration.sw_advection import d_sw_advection
 from fv3core.transliteration.tp_core import fv_tp_2d
-from fv3core.transliteration.tracer_2d import Tracer2D1L
+from fv3core.transliteration.tracer_2d import Tracer2D, Tracer2D1L
 from mapping.cluster import ScalarHalo, VectorHalo
 from stencils.dims import GridIndexing
 from stencils.factory import StencilFactory
@@ -198,9 +198,10 @@ class Outcome:
 
 
 def run_transliteration(cap: FluxCapacitor, q: dict[int, list[np.ndarray]], hord: int, *,
-                        ranks: Sequence[int] | None = None) -> Outcome:  # fmt: skip
-    """The transliterated ``tracer_2d_1L`` on copies of the capacitor's inputs; ``ranks``: one
-    rank alone, without communication (``Tracer2D1L(communicator=None)``)."""
+                        ranks: Sequence[int] | None = None, tracer_2d: bool = False) -> Outcome:  # fmt: skip
+    """The transliterated ``tracer_2d_1L`` (``tracer_2d``: ``tracer_2d``) on copies of the
+    capacitor's inputs; ``ranks``: one rank alone, without communication
+    (``Tracer2D1L(communicator=None)``)."""
     h = cap.h
     ranks = list(ranks or cap.ranks)
     qs, dp1, mfx, mfy, cx, cy = {}, {}, {}, {}, {}, {}
@@ -214,7 +215,8 @@ def run_transliteration(cap: FluxCapacitor, q: dict[int, list[np.ndarray]], hord
         cx[r] = FArray(cap.cx[r][h : h + nx + 1, :].copy(), (b.is_, b.jsd))
         cy[r] = FArray(cap.cy[r][:, h : h + ny + 1].copy(), (b.isd, b.js))
     communicator = cap.communicator if len(ranks) == len(cap.ranks) else None
-    transport = Tracer2D1L({r: cap.grids[r] for r in ranks}, communicator, hord)
+    transport = (Tracer2D if tracer_2d else Tracer2D1L)({r: cap.grids[r] for r in ranks},
+                                                        communicator, hord)  # fmt: skip
     nsplt = transport(qs, dp1, mfx, mfy, cx, cy)
 
     def full(a: FArray, like: np.ndarray, at: tuple[slice, slice]) -> np.ndarray:
@@ -409,3 +411,26 @@ def test_tracer_transport_gt_cpu_ifirst_equals_transliteration(capacitor, tracer
     transliterated ``tracer_2d_1L`` bit for bit on the 6-rank C12 cube (about 10 C++ builds,
     minutes cold)."""
     assert_same(capacitor, run_gtscript(capacitor, tracers, 8, "gt:cpu_ifirst"), reference_8)
+
+
+def test_tracer_2d_equals_transliteration(capacitor, tracers, reference_8) -> None:
+    """``z_tracer = .false.`` (FV3's ``tracer_2d``, ``q_split = 0``): GTScript equals the
+    transliterated ``tracer_2d`` (all levels per subcycle, q's halo updates between) bit for bit
+    (tracers, ``dp1``, scaled mass fluxes, ``ksplt``), and its tracers equal ``tracer_2d_1L``'s bit
+    for bit (reference: the transliterated ``tracer_2d_1L``) while ``dp1`` differs where a level
+    has fewer subcycles than the deepest."""
+    grids = {r: FV3GridStorages(capacitor.metrics[r], "numpy") for r in capacitor.ranks}
+    fields = {r: _storages(capacitor, tracers, r, "numpy") for r in capacitor.ranks}
+    transport = FV3MultiRankTracerTransport(StencilFactory("numpy"), grids, fields,
+                                            capacitor.communicator, 8, z_tracer=False)  # fmt: skip
+    got = _outcome(fields, transport())
+    ref = run_transliteration(capacitor, tracers, 8, tracer_2d=True)
+    assert_same(capacitor, got, ref)
+    assert_same(capacitor, got, replace(reference_8, dp1=got.dp1))
+    h = capacitor.h
+    differs = [not np.array_equal(got.dp1[r][h:-h, h:-h], reference_8.dp1[r][h:-h, h:-h])
+               for r in capacitor.ranks]  # fmt: skip
+    assert any(differs)
+    with pytest.raises(FV3ConfigError, match="q_split=2"):
+        FV3MultiRankTracerTransport(StencilFactory("numpy"), grids, fields,
+                                    capacitor.communicator, 8, z_tracer=False, q_split=2)  # fmt: skip
