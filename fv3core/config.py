@@ -25,8 +25,12 @@ from fv3core.stencils.ppm import SUPPORTED_HORD
 
 log = logging.getLogger(__name__)
 
-#: cases this build can run: tracer advection (TC1) and the shallow-water cases
-CASES = ("williamson1", "williamson2", "williamson5", "williamson6", "galewsky")
+#: FV3's hydrostatic 3-D core's cases: the Jablonowski-Williamson baroclinic wave (FV3's
+#: test_case 13) and its balanced steady state (test_case 12: the same without the perturbation)
+BAROCLINIC_CASES = ("baroclinic", "baroclinic_steady")
+#: cases this build can run: tracer advection (TC1), the shallow-water cases, the 3-D cases
+CASES = ("williamson1", "williamson2", "williamson5", "williamson6", "galewsky",
+         *BAROCLINIC_CASES)  # fmt: skip
 DYNAMICS_CASES = ("williamson2", "williamson5", "williamson6", "galewsky")
 #: shallow-water cases with FV3's initial condition only (test_cases.F90), run by dynamics="fv3"
 FV3_ONLY_CASES = ("galewsky",)
@@ -39,6 +43,20 @@ DYNAMICS = ("geometric", "fv3")
 NORD = {"geometric": (0, 1), "fv3": (0, 1, 2, 3)}
 #: the geometric scheme's del2 coefficient when none is given (FV3Config.dddmp)
 GEOMETRIC_DDDMP = 0.02
+#: the keys of the 3-D cases that :meth:`FV3Config.from_dict` fills when they are not given:
+#: FV3's hydrostatic JW options (the Fortran reference runs' namelists, benchmarks/fortran_fv3)
+BAROCLINIC_DEFAULTS: dict[str, Any] = {
+    "dynamics": "fv3", "constants": "ufs", "nz": 26, "resolution": 48, "days": 10.0,
+    "dt": 1800.0, "n_split": 4, "k_split": 2, "nord": 1, "d4_bg": 0.12, "fv3_dddmp": 0.0,
+    "d2_bg": 0.0, "hord": 10, "hord_tr": 8, "kord_mt": 8, "kord_tm": -8, "kord_tr": 8,
+    "n_sponge": 1, "d2_bg_k1": 0.15, "d2_bg_k2": 0.02, "is_ideal_case": True,
+}
+#: the 3-D core's keys and their values in the shallow-water configuration (FV3's defaults of
+#: the SW_DYNAMICS build, which a shallow-water run must keep)
+THREE_D_KEYS: dict[str, Any] = {
+    "k_split": 1, "hord_tr": 8, "kord_mt": 8, "kord_tm": -8, "kord_tr": 8, "n_sponge": 0,
+    "d2_bg_k1": 4.0, "d2_bg_k2": 2.0, "is_ideal_case": False, "checker_tr": False,
+}
 
 
 @dataclass(frozen=True)
@@ -91,10 +109,21 @@ class FV3Config:
     hord_mt: int | None = None  # None: hord (set in __post_init__)
     hord_vt: int | None = None
     hord_dp: int | None = None
+    hord_tm: int | None = None
     print_freq: int = 0
+    k_split: int = 1
+    hord_tr: int = 8
+    kord_mt: int = 8
+    kord_tm: int = -8
+    kord_tr: int = 8
+    n_sponge: int = 0
+    d2_bg_k1: float = 4.0
+    d2_bg_k2: float = 2.0
+    is_ideal_case: bool = False
+    checker_tr: bool = False
 
     def __post_init__(self) -> None:
-        for key in ("hord_mt", "hord_vt", "hord_dp"):
+        for key in ("hord_mt", "hord_vt", "hord_dp", "hord_tm"):
             if getattr(self, key) is None:
                 object.__setattr__(self, key, self.hord)
         if self.dynamics not in DYNAMICS:
@@ -119,7 +148,7 @@ class FV3Config:
                 f"resolution C{self.resolution} with layout {self.layout} leaves "
                 f"{self.resolution // self.layout} cells per rank: FV3 needs at least 3 (the halo)"
             )
-        for key in ("hord", "hord_mt", "hord_vt", "hord_dp"):
+        for key in ("hord", "hord_mt", "hord_vt", "hord_dp", "hord_tm", "hord_tr"):
             if getattr(self, key) not in SUPPORTED_HORD:
                 raise FV3ConfigError(f"{key}={getattr(self, key)}: use one of {SUPPORTED_HORD}")
         if not self.days > 0:
@@ -150,12 +179,92 @@ class FV3Config:
         if not (math.isfinite(self.beta) and 0.0 <= self.beta < 1.0):
             raise FV3ConfigError(f"beta={self.beta}: the off-centring of the pressure gradient "
                                  "must be 0 <= beta < 1 (FV3's proper range 0-0.45)")  # fmt: skip
-        if self.nz != 1:
-            raise FV3ConfigError(f"nz={self.nz}: the shallow-water configuration has nz = 1")
+        if self.is_3d:
+            self._check_3d()
+        else:
+            self._check_shallow_water()
         if self.dynamics == "geometric":
             self._check_geometric()
         else:
             self._check_fv3()
+
+    def _check_shallow_water(self) -> None:
+        """The shallow-water cases: one layer, the 3-D core's keys at their defaults."""
+        if self.nz != 1:
+            raise FV3ConfigError(
+                f"nz={self.nz}: the shallow-water case {self.case!r} has nz = 1; FV3's 3-D core "
+                f"runs the cases {', '.join(BAROCLINIC_CASES)}"
+            )
+        for key, default in THREE_D_KEYS.items():
+            if getattr(self, key) != default:
+                raise FV3ConfigError(
+                    f"{key}={getattr(self, key)!r} is read by FV3's 3-D core only (cases "
+                    f"{', '.join(BAROCLINIC_CASES)}); the shallow-water case {self.case!r} "
+                    f"needs {key}={default!r}"
+                )
+        if self.hord_tm != self.hord:
+            raise FV3ConfigError(f"hord_tm={self.hord_tm} is read by FV3's 3-D core only; the "
+                                 f"shallow-water case {self.case!r} needs hord_tm = hord")  # fmt: skip
+
+    def _check_3d(self) -> None:
+        """FV3's hydrostatic 3-D core: FV3's scheme, levels of set_eta, what the core ports."""
+        from fv3core.vertical.eta import SUPPORTED_NPZ
+        from fv3core.vertical.remapping import SUPPORTED_KORD
+
+        if self.dynamics != "fv3":
+            raise FV3ConfigError(f"case={self.case!r} runs FV3's 3-D core: set dynamics='fv3' "
+                                 f"(got {self.dynamics!r})")  # fmt: skip
+        if self.nz < 5 or self.nz not in SUPPORTED_NPZ:
+            levels = ", ".join(str(n) for n in SUPPORTED_NPZ if n >= 5)
+            raise FV3ConfigError(
+                f"nz={self.nz}: FV3's 3-D core needs npz > 4 layers (it remaps only then) "
+                f"and FV3's set_eta levels for npz; fv3core has {levels}"
+            )
+        if self.k_split < 1:
+            raise FV3ConfigError(f"k_split={self.k_split}: use a positive integer")
+        for key in ("kord_mt", "kord_tm", "kord_tr"):
+            if abs(getattr(self, key)) not in SUPPORTED_KORD or (
+                    key != "kord_tm" and getattr(self, key) < 0):  # fmt: skip
+                raise FV3ConfigError(
+                    f"{key}={getattr(self, key)}: fv3core's remapping implements FV3's "
+                    f"cubic-spline profiles |kord| in {SUPPORTED_KORD} (negative only for "
+                    "kord_tm: remap the temperature)"
+                )
+        if self.do_vort_damp:
+            raise FV3ConfigError(
+                "do_vort_damp=True: the 3-D core's vorticity damping needs deln_flux's mass-"
+                "weighted form for pt, which fv3core does not have: set do_vort_damp=False"
+            )
+        for key in ("d2_bg_k1", "d2_bg_k2"):
+            if not (math.isfinite(getattr(self, key)) and getattr(self, key) >= 0.0):
+                raise FV3ConfigError(f"{key}={getattr(self, key)}: use a coefficient >= 0")
+        if self.alpha != 0.0:
+            raise FV3ConfigError(f"alpha={self.alpha}: FV3's test_case 13 has alpha = 0")
+
+    @property
+    def is_3d(self) -> bool:
+        """The case runs FV3's hydrostatic 3-D core."""
+        return self.case in BAROCLINIC_CASES
+
+    def dyn_core_options(self) -> Any:
+        """The keys FV3's 3-D ``dyn_core`` reads (:class:`fv3core.dyn_core_options.DynCoreOptions`)."""
+        from fv3core.dyn_core_options import DynCoreOptions
+
+        return DynCoreOptions(n_split=self.n_split, nord=self.nord, dddmp=self.fv3_dddmp,
+                              d2_bg=self.d2_bg, d4_bg=self.d4_bg, hord_mt=self.hord_mt,
+                              hord_vt=self.hord_vt, hord_tm=self.hord_tm, hord_dp=self.hord_dp,
+                              n_sponge=self.n_sponge, d2_bg_k1=self.d2_bg_k1,
+                              d2_bg_k2=self.d2_bg_k2, is_ideal_case=self.is_ideal_case,
+                              beta=self.beta)  # fmt: skip
+
+    def hydrostatic_options(self) -> Any:
+        """The keys FV3's 3-D ``fv_dynamics`` reads
+        (:class:`fv3core.fv3_hydrostatic.HydrostaticOptions`)."""
+        from fv3core.fv3_hydrostatic import HydrostaticOptions
+
+        return HydrostaticOptions(self.dyn_core_options(), k_split=self.k_split,
+                                  hord_tr=self.hord_tr, kord_mt=self.kord_mt,
+                                  kord_tm=self.kord_tm, kord_tr=self.kord_tr)  # fmt: skip
 
     def _check_fv3(self) -> None:
         """Refuse keys FV3's scheme would not honour."""
@@ -218,6 +327,11 @@ class FV3Config:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], source: str = "config") -> FV3Config:
+        """The config of ``data`` (key -> value; ``source`` names it in errors).  For the 3-D
+        cases (:data:`BAROCLINIC_CASES`) the keys not given are :data:`BAROCLINIC_DEFAULTS`
+        (FV3's hydrostatic JW options)."""
+        if data.get("case") in BAROCLINIC_CASES:
+            data = {**BAROCLINIC_DEFAULTS, **data}
         known = {f.name: f for f in fields(cls)}
         unknown = sorted(set(data) - set(known))
         if unknown:

@@ -1,0 +1,39 @@
+"""FV3Config for FV3's 3-D core (cases baroclinic, baroclinic_steady): the keys it fills with
+FV3's hydrostatic JW options (the Fortran reference runs' namelist,
+tests/fv3core/data/fortran/jw_C24_L26/input.nml) and the refusals, each naming its key."""
+
+from __future__ import annotations
+
+import pytest
+
+from fv3core.config import BAROCLINIC_DEFAULTS, FV3Config
+from fv3core.errors import FV3ConfigError
+
+
+def test_baroclinic_defaults_are_fv3s_jw_options() -> None:
+    """Missing keys are FV3's JW options; given keys win; the options objects carry them."""
+    cfg = FV3Config.from_dict({"case": "baroclinic", "resolution": 24, "dt": 3600.0})
+    assert (cfg.nz, cfg.k_split, cfg.n_split, cfg.hord_tm, cfg.hord_tr) == (26, 2, 4, 10, 8)
+    assert (cfg.kord_mt, cfg.kord_tm, cfg.kord_tr, cfg.d2_bg_k1, cfg.d2_bg_k2) == (8, -8, 8, 0.15, 0.02)
+    assert cfg.resolution == 24 and cfg.dt == 3600.0 and cfg.is_3d
+    o = cfg.hydrostatic_options()
+    assert o.k_split == 2 and o.dyn_core.n_split == 4 and o.dyn_core.is_ideal_case
+    assert BAROCLINIC_DEFAULTS["dynamics"] == "fv3"
+
+
+@pytest.mark.parametrize("changes, key", [
+    ({"nz": 3}, "nz=3"), ({"nz": 29}, "nz=29"), ({"dynamics": "geometric"}, "dynamics='fv3'"),
+    ({"kord_mt": 7}, "kord_mt=7"), ({"kord_tr": -8}, "kord_tr=-8"),
+    ({"do_vort_damp": True, "vtdm4": 0.05}, "do_vort_damp"), ({"hord_tr": 9}, "hord_tr=9"),
+    ({"d2_bg_k1": -1.0}, "d2_bg_k1"),
+])  # fmt: skip
+def test_3d_refusals_name_the_key(changes, key) -> None:
+    with pytest.raises(FV3ConfigError, match=key.replace("(", r"\(")):
+        FV3Config.from_dict({"case": "baroclinic", **changes})
+
+
+@pytest.mark.parametrize("changes, key", [({"nz": 26}, "nz=26"), ({"k_split": 2}, "k_split=2"),
+                                          ({"kord_tm": 9}, "kord_tm=9"), ({"hord_tm": 5}, "hord_tm=5")])
+def test_shallow_water_refuses_3d_keys(changes, key) -> None:
+    with pytest.raises(FV3ConfigError, match=key):
+        FV3Config.from_dict({"case": "williamson2", "dynamics": "fv3", **changes})
