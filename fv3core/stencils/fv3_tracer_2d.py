@@ -185,8 +185,10 @@ class TracerFields:
     """One rank's arguments of ``tracer_2d_1L`` (3-D storages with the 3-point halo):
 
     * ``q``: the tracers (cells; in/out: the compute domain transported, halos as updated);
-    * ``dp1``: ``delp`` at the start of the large step (cells, Pa; in/out: FV3 leaves the
-      ``dp2`` of the second-to-last subcycle, or dp1 itself with one subcycle);
+    * ``dp1``: ``delp`` at the start of the large step (cells, Pa; in/out: ``tracer_2d_1L``
+      leaves each level's ``dp2`` of its second-to-last subcycle, or dp1 itself with one
+      subcycle; ``tracer_2d`` the ``dp2`` of its last subcycle in the levels with fewer
+      subcycles than the deepest);
     * ``mfx``, ``mfy``: accumulated mass fluxes (x- / y-faces, Pa m^2, read on the compute
       faces; scaled in place by ``1 / nsplt``);
     * ``cx``, ``cy``: accumulated Courant numbers (x-faces ``is:ie+1, jsd:jed`` / y-faces
