@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run the Fortran FV3 solo shallow-water model built by build.sh on one case folder.
+# Run the Fortran FV3 solo model built by build.sh (fv3_sw.x; FV3_EXE=.../fv3_hydro.x for the 3-D core) on one case folder.
 # Usage: run.sh CASE_DIR OUT_DIR [RANKS]
 #   CASE_DIR holds input.nml, diag_table, field_table (data_table optional, empty if absent);
 #   OUT_DIR receives a copy of them, stdout.txt and the model's netCDF output (*.tile1..6.nc).
