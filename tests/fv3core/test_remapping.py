@@ -191,11 +191,12 @@ def test_same_levels_is_identity(factory, kord):
 @pytest.mark.parametrize("kord", rm.SUPPORTED_KORD)
 def test_linear_profile(factory, kord):
     """Layer means of q = a + b p remapped to other levels.  What FV3's scheme allows: its
-    spline's interface values are exact for linear data (the tridiagonal system and its end
-    conditions hold for polynomials of degree <= 2), no limiter acts on a monotone linear
-    profile (no extremum, the Huynh bounds contain the exact edges) except at the top and
-    bottom layers, where cs_limiters(iv = 1) / the standard constraint keep the spline; so
-    the result is the exact layer mean of the new layers to round-off for every kord."""
+    spline's interface values are exact for linear data (not for quadratic: its end
+    conditions are FV3's, measured in the transliteration: 0.5 error on a quadratic with unit
+    layers), and no limiter changes a monotone linear profile (no extremum; the edge values
+    already lie between the neighbouring means and within Huynh's bounds; the parabola is a
+    line, a4_4 = 0); so every kord gives the exact layer means of the new layers to round-off
+    (<= 1e-13 relative)."""
     rng = np.random.default_rng(kord)
     pe1 = columns(rng, (NX, NY))
     pe2 = target_columns(rng, pe1)
