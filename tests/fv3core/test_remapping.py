@@ -8,6 +8,8 @@ identity, a linear profile, monotonicity, fillz); (c) properties of Lagrangian_t
 
 from __future__ import annotations
 
+import functools
+
 import gt4py.storage as gt_storage
 import numpy as np
 import pytest
@@ -70,8 +72,15 @@ def run(launches):
         launch()
 
 
+@functools.cache
+def mapper(factory, kord, iv, qmin):
+    """One MapSingle per factory and configuration for the whole module (its scratch fields
+    are rewritten by every run, so tests can share it)."""
+    return rm.MapSingle(factory, kord, iv, qmin=qmin)
+
+
 def remap(factory, kord, iv, q, pe1, pe2, qmin=None, backend="numpy"):
-    m = rm.MapSingle(factory, kord, iv, qmin=qmin)
+    m = mapper(factory, kord, iv, qmin)
     qs = storage(q, backend)
     run(m.bind(qs, storage(pe1, backend), storage(pe2, backend)))
     return interior(qs)
