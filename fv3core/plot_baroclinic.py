@@ -1,7 +1,7 @@
 """PNG plots of the Jablonowski-Williamson baroclinic wave (matplotlib, Agg backend), in the
-layout of JW06's figures (Jablonowski & Williamson 2006, QJRMS 132, Figs. 5-7): Northern
-Hemisphere maps, longitude 0..360 E on the x axis, latitude 20..90 N on the y axis (equal
-degrees), of
+layout of JW06's surface-pressure and vorticity maps (Jablonowski & Williamson 2006, QJRMS
+132): Northern Hemisphere maps, longitude 0..360 E on the x axis, latitude 20..90 N on the y
+axis (equal degrees), of
 
 * the surface pressure ``ps`` in hPa, filled contours every 4 hPa by default (a coarser "nice"
   step, 5, 10, 20... hPa, when the range needs more than 24 intervals), and
@@ -86,7 +86,8 @@ def _grid(lon, lat, regridder) -> tuple[np.ndarray, np.ndarray]:
     if regridder is not None:
         if lon is not None or lat is not None:
             raise FV3ConfigError("pass either a regridder or lon/lat, not both")
-        return np.asarray(regridder.lon, dtype=np.float64), np.asarray(regridder.lat, dtype=np.float64)
+        return (np.asarray(regridder.lon, dtype=np.float64),
+                np.asarray(regridder.lat, dtype=np.float64))
     if lon is None or lat is None:
         raise FV3ConfigError("pass lon and lat (1-D, degrees) of the lat-lon fields, or a "
                              "LatLonRegridder for cubed-sphere fields")  # fmt: skip
@@ -208,7 +209,8 @@ def plot_baroclinic_days(output: str | Path,
 def plot_time_series(output: str | Path, days: Sequence[float], values: Sequence[float], *,
                      label: str = "fv3core", ylabel: str = "l2(ubar - ubar0) (m s-1)",
                      title: str | None = None, log: bool = True,
-                     reference: tuple[Sequence[float], Sequence[float], Sequence[float]] | None = None,
+                     reference: tuple[Sequence[float], Sequence[float], Sequence[float]]
+                     | None = None,
                      reference_label: str = "published range", dpi: int = DPI) -> Path:  # fmt: skip
     """``values`` against ``days`` (log y axis unless ``log=False``), with an optional shaded
     ``reference`` band ``(days, lower, upper)``; a :data:`SERIES_SIZE_IN` figure at ``dpi``."""

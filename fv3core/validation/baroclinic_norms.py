@@ -9,7 +9,8 @@ edges (as :func:`fv3core.validation.norms.dgrid_vorticity`).  Lat-lon fields ``(
 npz])`` ``[lat, lon]`` as :class:`fv3core.grid.latlon_regrid.LatLonRegridder` returns them.
 SI units: Pa, K, m/s, m^2 (areas), m^2/s^2 (geopotential), kg, J.
 
-* :func:`zonal_mean_wind_l2`: JW06's steady-state error norm (their eq. 14), implemented as
+* :func:`zonal_mean_wind_l2`: JW06's steady-state error norm of the zonal-mean zonal wind
+  (written from its definition, not checked against the paper's equation), implemented as
 
   ``l2(t) = sqrt( sum_jk (ubar_jk(t) - ubar_jk(0))^2 cos(lat_j) dp_jk
   / sum_jk cos(lat_j) dp_jk )``

@@ -144,8 +144,8 @@ def cs_prof(q2: np.ndarray, delp: np.ndarray, iv: int) -> np.ndarray:
         q[..., k] = (3.0 * (q2[..., k - 1] + d4 * q2[..., k]) - q[..., k - 1]) / bet
         gam[..., k] = d4 / bet
     a_bot = 1.0 + d4 * (d4 + 1.5)
-    q[..., km] = ((2.0 * d4 * (d4 + 1.0) * q2[..., km - 1] + q2[..., km - 2] - a_bot * q[..., km - 1])
-                  / (d4 * (d4 + 0.5) - a_bot * gam[..., km - 1]))  # fmt: skip
+    top = 2.0 * d4 * (d4 + 1.0) * q2[..., km - 1] + q2[..., km - 2] - a_bot * q[..., km - 1]
+    q[..., km] = top / (d4 * (d4 + 0.5) - a_bot * gam[..., km - 1])
     for k in range(km - 1, -1, -1):
         q[..., k] = q[..., k] - gam[..., k] * q[..., k + 1]
 

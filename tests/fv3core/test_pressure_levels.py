@@ -128,10 +128,9 @@ def test_interpolate_vertical_boundaries_are_the_top_and_lowest_layers():
     pe, peln, a3 = _columns()
     pm = 0.5 * (peln[..., :-1] + peln[..., 1:])
     # just above the top layer's mean and just below the lowest layer's mean
-    np.testing.assert_array_equal(pl.interpolate_vertical(a3, peln, 0.999 * np.exp(pm[..., 0]).min()),
-                                  a3[..., 0])
-    np.testing.assert_array_equal(pl.interpolate_vertical(a3, peln, 1.001 * np.exp(pm[..., -1]).max()),
-                                  a3[..., -1])
+    above, below = 0.999 * np.exp(pm[..., 0]).min(), 1.001 * np.exp(pm[..., -1]).max()
+    np.testing.assert_array_equal(pl.interpolate_vertical(a3, peln, above), a3[..., 0])
+    np.testing.assert_array_equal(pl.interpolate_vertical(a3, peln, below), a3[..., -1])
 
 
 # --------------------------------------------------------------------------- cs3_interpolator
@@ -167,13 +166,14 @@ def test_cs3_winds_in_p_and_temperature_in_log_p_are_exact_for_linear_fields():
     # temperature (and vorticity): layer means of a field linear in ln p
     t = 200.0 + 8.0 * 0.5 * (peln[..., :-1] + peln[..., 1:])
     want = 200.0 + 8.0 * math.log(850e2)
-    np.testing.assert_allclose(pl.at_pressure(t, 850e2, quantity="t", peln=peln, phis=0.0 * pe[..., 0]),
+    flat = np.zeros(pe.shape[:-1])
+    np.testing.assert_allclose(pl.at_pressure(t, 850e2, quantity="t", peln=peln, phis=flat),
                                want, rtol=1e-13)
     np.testing.assert_allclose(pl.at_pressure(t, 850e2, quantity="vort", pe=pe), want, rtol=1e-13)
     # the documented alternative: linear between layer-mean log pressures
     pm = 0.5 * (peln[..., :-1] + peln[..., 1:])
-    np.testing.assert_allclose(pl.at_pressure(8.0 * pm, 850e2, quantity="t", pe=pe, method="linear"),
-                               8.0 * math.log(850e2), rtol=1e-13)
+    linear = pl.at_pressure(8.0 * pm, 850e2, quantity="t", pe=pe, method="linear")
+    np.testing.assert_allclose(linear, 8.0 * math.log(850e2), rtol=1e-13)
 
 
 def test_cs3_above_the_top_and_below_the_surface():
