@@ -56,6 +56,7 @@ BAROCLINIC_DEFAULTS: dict[str, Any] = {
 THREE_D_KEYS: dict[str, Any] = {
     "k_split": 1, "hord_tr": 8, "kord_mt": 8, "kord_tm": -8, "kord_tr": 8, "n_sponge": 0,
     "d2_bg_k1": 4.0, "d2_bg_k2": 2.0, "is_ideal_case": False, "checker_tr": False,
+    "z_tracer": False,
 }
 
 
@@ -121,6 +122,7 @@ class FV3Config:
     d2_bg_k2: float = 2.0
     is_ideal_case: bool = False
     checker_tr: bool = False
+    z_tracer: bool = False
 
     def __post_init__(self) -> None:
         for key in ("hord_mt", "hord_vt", "hord_dp", "hord_tm"):
@@ -264,7 +266,8 @@ class FV3Config:
 
         return HydrostaticOptions(self.dyn_core_options(), k_split=self.k_split,
                                   hord_tr=self.hord_tr, kord_mt=self.kord_mt,
-                                  kord_tm=self.kord_tm, kord_tr=self.kord_tr)  # fmt: skip
+                                  kord_tm=self.kord_tm, kord_tr=self.kord_tr,
+                                  z_tracer=self.z_tracer)  # fmt: skip
 
     def _check_fv3(self) -> None:
         """Refuse keys FV3's scheme would not honour."""

@@ -29,7 +29,17 @@ FIELD_ATTRS: dict[str, tuple[str, str]] = {
     "u": ("m s-1", "eastward wind (A-grid, from the D-grid winds)"),
     "v": ("m s-1", "northward wind (A-grid, from the D-grid winds)"),
     "vorticity": ("s-1", "absolute vorticity (D-grid circulation / area + f)"),
+    "ps": ("Pa", "surface pressure"),
+    "ps_initial": ("Pa", "surface pressure at t = 0"),
+    "t850": ("K", "temperature at 850 hPa (FV3's cs3_interpolator in ln p)"),
+    "u850": ("m s-1", "eastward wind at 850 hPa (FV3's cs3_interpolator in p)"),
+    "v850": ("m s-1", "northward wind at 850 hPa (FV3's cs3_interpolator in p)"),
+    "vort850": ("s-1", "relative vorticity at 850 hPa (D-grid circulation, in ln p)"),
+    "sphum_column": ("kg m-2", "column burden of the tracer sphum"),
+    "checker_column": ("kg m-2", "column burden of FV3's checkerboard tracer"),
 }
+#: output fields on the regular lon-lat grid carry this suffix (dims lat, lon)
+LATLON_SUFFIX = "_latlon"
 
 
 @dataclass
@@ -73,9 +83,13 @@ def log_printout(case: str, seconds: float, diagnostics: dict[str, float]) -> No
 
 
 def experiment_for(config: FV3Config) -> Experiment:
-    """The experiment of ``config.case``: with ``dynamics="fv3"`` FV3's scheme (TC1 too: FV3's
-    ``test_case = 1``), otherwise TC1 transport or a shallow-water case of the geometric
+    """The experiment of ``config.case``: the 3-D cases on FV3's hydrostatic core; with
+    ``dynamics="fv3"`` FV3's scheme (TC1 too: FV3's ``test_case = 1``), otherwise TC1 transport or a shallow-water case of the geometric
     scheme."""
+    if config.is_3d:
+        from fv3core.baroclinic_model import BaroclinicExperiment
+
+        return BaroclinicExperiment(config)
     if config.dynamics == "fv3":
         from fv3core.fv3_model import FV3ShallowWaterExperiment
 
@@ -178,7 +192,24 @@ def write_netcdf(result: RunResult, path: str | Path) -> Path:
         return xr.Variable(dims, a.transpose(0, 2, 1)[None], {"units": units,
                            "long_name": long_name, **extra})  # fmt: skip
 
-    data = {name: var(a, *FIELD_ATTRS.get(name, ("1", name))) for name, a in result.fields.items()}
+    tiles = {n: a for n, a in result.fields.items() if not n.endswith(LATLON_SUFFIX)}
+    data = {name: var(a, *FIELD_ATTRS.get(name, ("1", name))) for name, a in tiles.items()}
+    latlon = {n: a for n, a in result.fields.items() if n.endswith(LATLON_SUFFIX)}
+    coords_ll: dict[str, tuple] = {}
+    if latlon:
+        from fv3core.grid.latlon_regrid import regular_lonlat
+
+        nlat, nlon = next(iter(latlon.values())).shape
+        lon_ll, lat_ll = regular_lonlat(nlon, nlat)
+        coords_ll = {"lon_ll": ("lon_ll", lon_ll, {"units": "degrees_east",
+                                                  "standard_name": "longitude"}),
+                     "lat_ll": ("lat_ll", lat_ll, {"units": "degrees_north",
+                                                  "standard_name": "latitude"})}  # fmt: skip
+        for name, a in latlon.items():
+            units, long_name = FIELD_ATTRS.get(name[: -len(LATLON_SUFFIX)], ("1", name))
+            data[name] = xr.Variable(("time", "lat_ll", "lon_ll"), a[None], {
+                "units": units, "long_name": f"{long_name}, linearly interpolated to a regular "
+                "lon-lat grid"})  # fmt: skip
     ds = xr.Dataset(
         data,
         coords={
@@ -191,17 +222,19 @@ def write_netcdf(result: RunResult, path: str | Path) -> Path:
                     {"units": "degrees_north", "standard_name": "latitude"}),
             "area": (("tile", "y", "x"), result.area.transpose(0, 2, 1),
                      {"units": "m2", "standard_name": "cell_area"}),
+            **coords_ll,
         },  # fmt: skip
         attrs={
             "Conventions": "CF-1.8",
             "title": f"stratoflow fv3core {cfg.case} C{cfg.resolution}",
-            "source": "stratoflow fv3core (FV3 fvtp2d"
+            "source": "stratoflow fv3core (FV3's hydrostatic 3-D core, GT4Py)" if cfg.is_3d
+            else "stratoflow fv3core (FV3 fvtp2d"
             + (", c_sw/d_sw shallow-water dynamics" if cfg.is_dynamics else "") + ", GT4Py)",
             "config": repr(cfg.to_dict()),
             **{f"diag_{k}": v for k, v in result.diagnostics.items()},
         },
     )
-    for name in result.fields:
+    for name in tiles:
         ds[name].attrs["coordinates"] = "lon lat"
         ds[name].attrs["cell_measures"] = "area: area"
     with atomic_output(path) as tmp:

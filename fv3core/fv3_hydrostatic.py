@@ -10,8 +10,9 @@ One step of ``dt_atmos``, as FV3:
    a. ``dp1`` := ``delp`` (the mass before the acoustic steps, for the tracers);
    b. ``dyn_core``: ``n_split`` acoustic steps (:class:`~fv3core.fv3_dyn_core
       .FV3HydrostaticDynCore`; its first call of the step is FV3's ``init_step``);
-   c. tracers (``nq > 0``): ``tracer_2d_1L`` with the flux capacitor
-      (:class:`~fv3core.stencils.fv3_tracer_2d.FV3MultiRankTracerTransport`, ``hord_tr``);
+   c. tracers (``nq > 0``): ``tracer_2d`` (``z_tracer``: ``tracer_2d_1L``) with the flux
+      capacitor (:class:`~fv3core.stencils.fv3_tracer_2d.FV3MultiRankTracerTransport`,
+      ``hord_tr``);
    d. ``npz > 4``: the vertical remapping to the hybrid levels
       (:class:`~fv3core.vertical.remapping.LagrangianToEulerian`, ``kord_mt``, ``kord_tm``,
       ``kord_tr``); the last one leaves ``pt`` as the temperature again and ``ps``, ``pe``,
@@ -52,7 +53,8 @@ class HydrostaticOptions:
     """The keys ``fv_dynamics`` reads besides ``dyn_core``'s (FV3's names): ``k_split``
     remapping steps per ``dt_atmos``; ``hord_tr`` (tracers' PPM); ``kord_mt``, ``kord_tm``
     (< 0: remap the temperature), ``kord_tr``: the remapping schemes; ``fill``: ``fillz`` of
-    the tracers after remapping."""
+    the tracers after remapping; ``z_tracer``: FV3's choice of ``tracer_2d_1L`` (true) or
+    ``tracer_2d`` (false, FV3's default; ``q_split = 0``)."""
 
     dyn_core: DynCoreOptions
     k_split: int = 1
@@ -61,6 +63,7 @@ class HydrostaticOptions:
     kord_tm: int = -8
     kord_tr: int = 8
     fill: bool = True
+    z_tracer: bool = False
 
     def __post_init__(self) -> None:
         if self.k_split < 1:
@@ -157,7 +160,8 @@ class FV3HydrostaticDynamics:
         self.tracer_transport = (
             FV3MultiRankTracerTransport(factory, {r: c.grid for r, c in self.dyn_core.ranks.items()},
                                         {r: s.tracer_fields() for r, s in self.ranks.items()},
-                                        communicator, options.hord_tr)
+                                        communicator, options.hord_tr,
+                                        z_tracer=options.z_tracer)
             if self.nq else None)  # fmt: skip
         #: nsplt(k) of the last tracer transport (FV3's subcycles per layer)
         self.tracer_subcycles: np.ndarray | None = None

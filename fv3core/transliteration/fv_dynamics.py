@@ -1,6 +1,6 @@
 """FV3 ``fv_dynamics.F90`` for the hydrostatic, adiabatic, dry 3-D core, transliterated: one
 large time step (``pt`` to potential temperature, then ``k_split`` times ``dp1 = delp``,
-``dyn_core``, ``tracer_2d_1L`` and ``Lagrangian_to_Eulerian``), composed of the
+``dyn_core``, ``tracer_2d`` (or ``tracer_2d_1L``) and ``Lagrangian_to_Eulerian``), composed of the
 transliterations of its routines (:mod:`~fv3core.transliteration.dyn_core_hydrostatic`,
 :mod:`~fv3core.transliteration.tracer_2d`, :mod:`~fv3core.transliteration.mapz`), all ranks in
 this process."""
@@ -16,7 +16,7 @@ from fv3core.transliteration.dyn_core_hydrostatic import HydrostaticCore, Hydros
 from fv3core.transliteration.farray import FArray
 from fv3core.transliteration.grid import Grid
 from fv3core.transliteration.mapz import lagrangian_to_eulerian
-from fv3core.transliteration.tracer_2d import Tracer2D1L
+from fv3core.transliteration.tracer_2d import Tracer2D, Tracer2D1L
 from mapping.cluster import Communicator
 
 
@@ -38,7 +38,8 @@ class HydrostaticDynamics:
         self.core = HydrostaticCore(grids, fields, options.dyn_core, dt_atmos / options.k_split,
                                     akap=akap, cp_air=cp_air, ptop=float(self.ak[0]),
                                     communicator=communicator)  # fmt: skip
-        self.tracer_2d = Tracer2D1L(grids, communicator, options.hord_tr)
+        tracer_2d = Tracer2D1L if options.z_tracer else Tracer2D
+        self.tracer_2d = tracer_2d(grids, communicator, options.hord_tr)
         self.dp1 = {r: np.zeros_like(f.delp.data) for r, f in fields.items()}
 
     def step(self) -> None:

@@ -1,5 +1,6 @@
 """FV3's hydrostatic 3-D core, one large time step of ``fv_dynamics`` in GTScript
-(fv3core.fv3_hydrostatic.FV3HydrostaticDynamics: dyn_core, tracer_2d_1L, Lagrangian_to_Eulerian,
+(fv3core.fv3_hydrostatic.FV3HydrostaticDynamics: dyn_core, tracer_2d (FV3's default z_tracer =
+.false.), Lagrangian_to_Eulerian,
 k_split = 2) against the composition of the NumPy transliterations of FV3's routines
 (fv3core.transliteration.fv_dynamics.HydrostaticDynamics), bit for bit; and the conservation
 FV3's scheme guarantees, against exact sums: dry mass to round-off, tracer mass to round-off,
