@@ -28,6 +28,13 @@ monotone (``cs_limiters`` iv=1); 17: the unlimited "perfectly linear" spline).  
 (FV3's ``ppm_profile``) and 16 are refused.  ``iv``: -1 winds, 0 positive-definite scalars,
 1 others, 2 (the top layer constant); -2/-3 (``w`` with a lower boundary condition, the
 non-hydrostatic core) are refused.
+
+Deviations from FV3 (none for valid input): FV3's callers always give target interfaces with
+the source's top and bottom; the search here never leaves the column (the last source layer is
+the end of any search), where FV3 would, for a target interface outside the source column,
+keep the previous layer's partial sum or read past the column.  ``exp``/``log`` (``pn2``,
+``pk2``): the numpy backend evaluates NumPy's, as the transliteration does (bit for bit); the
+C++ backends the C library's, which can differ in the last bit.
 """
 
 from __future__ import annotations

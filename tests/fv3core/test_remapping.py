@@ -398,7 +398,9 @@ def test_compiled_backend_equals_transliteration():
     """gt:cpu_ifirst: MapSingle (kord 10, iv 1, map_scalar) and FillZ bit for bit;
     LagrangianToEulerian (kord_tm -9, two tracers) within 1e-14 relative: its exp/log are the
     C library's, which differ from NumPy's in the last bit for some arguments (pn2, pk2 and
-    everything remapped in log p follow them)."""
+    everything remapped in log p follow them).  Measured: delp, peln, u, v, tracers bit for
+    bit; pk 17 of 780 values by 2e-16, pkz and pt 32 values by up to 8.4e-15 relative (pkz
+    divides the difference of neighbouring pk)."""
     backend = "gt:cpu_ifirst"
     f = factory_for(backend)
     q, pe1, pe2 = random_case(101)
