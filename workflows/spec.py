@@ -179,13 +179,15 @@ class FV3Step(StepBase):
     (``input.nml``) that gives the run (``stratoflow fv3 run --namelist``, refused at spec
     time if fv3core cannot read or run it); then ``case``, ``resolution``, ``layout`` and
     ``days`` come from the namelist unless the step sets them (an override). Without a
-    namelist they default to williamson2, 24, 1 and 1.0."""
+    namelist they default to williamson2, 24, 1 and 1.0.  ``levels``: the 3-D cases' layers
+    (``stratoflow fv3 run --levels``, FV3's npz; default 26)."""
 
     kind: Literal["fv3"]
     case: Arg | None = None
     resolution: int | None = Field(default=None, ge=4, le=4096)
     layout: int | None = Field(default=None, ge=1, le=16)
     days: float | None = Field(default=None, gt=0, le=1000)
+    levels: int | None = Field(default=None, ge=5, le=200)
     backend: Backend = "numpy"
     warm_cache: bool = True
     tuning_db: Path | None = None
@@ -195,7 +197,7 @@ class FV3Step(StepBase):
     DEFAULTS: ClassVar[dict[str, Any]] = {"case": "williamson2", "resolution": 24, "layout": 1,
                                           "days": 1.0}  # fmt: skip
     #: the fields that override a namelist's settings (``stratoflow fv3 run`` options)
-    OVERRIDES: ClassVar[tuple[str, ...]] = ("case", "resolution", "layout", "days")
+    OVERRIDES: ClassVar[tuple[str, ...]] = ("case", "resolution", "layout", "days", "levels")
 
     @model_validator(mode="before")
     @classmethod
@@ -207,10 +209,11 @@ class FV3Step(StepBase):
 
     @model_serializer(mode="wrap")
     def _without_unset_namelist(self, handler: Any) -> dict[str, Any]:
-        # a step without a namelist dumps (and hashes) as it did before the field existed
+        # a step without a namelist or levels dumps (and hashes) as before those fields existed
         data = handler(self)
-        if data.get("namelist", "") is None:
-            del data["namelist"]
+        for key in ("namelist", "levels"):
+            if data.get(key, "") is None:
+                del data[key]
         return data
 
     def file_fields(self) -> tuple[str, ...]:
@@ -236,6 +239,8 @@ class FV3Step(StepBase):
         from fv3core.config import FV3Config
 
         values = {**self.overrides(), "backend": self.backend}
+        if "levels" in values:
+            values["nz"] = values.pop("levels")
         if self.namelist is not None:
             return FV3Config.from_namelist(self.namelist, **values)
         return FV3Config.from_dict(values, source=f"step {self.name}")

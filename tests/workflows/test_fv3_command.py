@@ -79,3 +79,34 @@ def test_run_passes_the_factory_to_the_driver(tmp_path, monkeypatch):
     assert set(tuned) == {"factory", "mpi", "progress"} and tuned["progress"] is False
     assert tuned["factory"].db.path == db and "dgrid_to_agrid" in tuned["factory"].applied
     assert plain["factory"] is None
+
+
+def test_baroclinic_options_reach_the_config_and_keep_daily_fields(tmp_path, monkeypatch):
+    """``--case baroclinic --levels 30 --k-split 1`` gives FV3Config's 3-D keys (FV3's JW
+    options for the rest); with --output the run keeps daily fields for the day-7/9/10 plot."""
+    calls = []
+
+    def fake_run(config, **kwargs):
+        calls.append((config, kwargs))
+        return SimpleNamespace(is_root=False)
+
+    monkeypatch.setattr("fv3core.driver.run", fake_run)
+    argv = ["fv3", "run", "--case", "baroclinic", "--resolution", "12", "--levels", "30",
+            "--k-split", "1", "--no-progress", "--output", str(tmp_path / "jw.nc")]
+    assert main(argv) == 0
+    ((config, kwargs),) = calls
+    assert (config.nz, config.k_split, config.n_split, config.dt, config.hord_tm) == (30, 1, 4, 1800.0, 10)
+    assert kwargs["history_every_s"] == 86400.0
+
+
+def test_output_that_cannot_be_written_is_refused_before_the_run(tmp_path, caplog, monkeypatch):
+    """--output naming a directory or a missing folder: a named error, the run never starts."""
+    def no_run(*args, **kwargs):
+        raise AssertionError("fv3core.driver.run must not be reached")
+
+    monkeypatch.setattr("fv3core.driver.run", no_run)
+    base = ["fv3", "run", "--case", "baroclinic", "--resolution", "12", "--no-progress"]
+    assert main([*base, "--output", str(tmp_path)]) == 1
+    assert "is a directory" in caplog.text
+    assert main([*base, "--output", str(tmp_path / "no" / "jw.nc")]) == 1
+    assert "does not exist" in caplog.text

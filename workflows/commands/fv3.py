@@ -16,7 +16,7 @@ log = logging.getLogger(__name__)
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
         "fv3",
-        help="FV3 cubed-sphere core: run Williamson test cases, plot the output",
+        help="FV3 cubed-sphere core: run Williamson test cases and the JW06 baroclinic wave, plot",
         description=(
             "The FV3 finite-volume cubed-sphere core (GT4Py). Runs on all 6*layout^2 ranks in "
             "this process, or under `mpiexec -n 6*layout^2` (one rank per process)."
@@ -42,7 +42,17 @@ def register(sub: argparse._SubParsersAction) -> None:
             "input.nml --output tc2.nc; "
             "stratoflow fv3 run --case williamson1 --resolution 48 --days 12 --alpha 1.5208 "
             "--output tc1.nc; stratoflow fv3 run --case williamson2 --resolution 48 --days 5; "
-            "mpiexec -n 6 stratoflow fv3 run --case williamson5 --resolution 48 --days 15"
+            "mpiexec -n 6 stratoflow fv3 run --case williamson5 --resolution 48 --days 15. "
+            "3-D: --case baroclinic runs the Jablonowski & Williamson (2006) baroclinic wave "
+            "(FV3's test_case 13) on FV3's hydrostatic core (Lagrangian layers, tracer_2d, "
+            "vertical remapping; FV3's JW options unless given: C48, 26 levels, dt 1800 s, "
+            "k_split 2, n_split 4, hord 10, kord 8/-8/8, nord 1, d4_bg 0.12), --case "
+            "baroclinic_steady its balanced steady state (test_case 12); it reports ps min/max "
+            "and where, the dry-mass, tracer-mass and total-energy changes and JW06's l2 of the "
+            "zonal-mean wind change, writes ps, t850, u850, v850, vort850 on the tiles and on a "
+            "1-degree lon-lat grid, and with --output a PNG of ps and vort850 at days 7, 9, 10 "
+            "(those the run reaches). Example: stratoflow fv3 run --case baroclinic --resolution "
+            "48 --levels 30 --days 10 --output jw.nc"
         ),
     )
     run.add_argument("--config", help="YAML file with FV3Config keys (CLI options override it)")
@@ -55,8 +65,16 @@ def register(sub: argparse._SubParsersAction) -> None:
         "are refused by name; not with --config",
     )
 
-    run.add_argument("--case", help="williamson1, williamson2, williamson5, williamson6 or "
-                     "galewsky (default williamson1)")  # fmt: skip
+    run.add_argument("--case", help="williamson1, williamson2, williamson5, williamson6, "
+                     "galewsky, baroclinic or baroclinic_steady (default williamson1)")  # fmt: skip
+    run.add_argument("--levels", dest="nz", type=int,
+                     help="3-D cases: FV3's npz, layers of FV3's set_eta levels (e.g. 26, 30, "
+                     "47, 63; default 26)")  # fmt: skip
+    run.add_argument("--k-split", dest="k_split", type=int,
+                     help="3-D cases: FV3's k_split, vertical remappings per time step (default 2)")
+    run.add_argument("--checker-tr", dest="checker_tr", action=argparse.BooleanOptionalAction,
+                     help="3-D cases: carry FV3's checkerboard tracer (test_case_nml checker_tr) "
+                     "beside sphum")  # fmt: skip
     run.add_argument("--resolution", type=int, help="cubed sphere C<N> (default 48)")
     run.add_argument("--days", type=float, help="simulated days (default 12)")
     run.add_argument("--layout", type=int, help="ranks per tile edge: 6*layout^2 ranks (default 1)")
@@ -153,7 +171,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 #: the options of `fv3 run` that set an FV3Config key of the same name
 CONFIG_OPTIONS = ("case", "resolution", "days", "layout", "backend", "dt", "courant", "hord",
                   "alpha", "n_split", "dddmp", "nord", "d4_bg", "dynamics", "constants",
-                  "fv3_dddmp", "d2_bg", "do_vort_damp", "vtdm4", "beta", "print_freq")  # fmt: skip
+                  "fv3_dddmp", "d2_bg", "do_vort_damp", "vtdm4", "beta", "print_freq", "nz",
+                  "k_split", "checker_tr")  # fmt: skip
+#: the days of JW06's figures that `fv3 run --case baroclinic --output` draws
+BAROCLINIC_PLOT_DAYS = (7.0, 9.0, 10.0)
 
 
 def _config(args: argparse.Namespace):
@@ -207,12 +228,21 @@ def _run(args: argparse.Namespace) -> int:
 
     config = _config(args)
     factory = stencil_factory(config.backend, args.tuning_db)
-    result = run(config, factory=factory, mpi=_under_mpi(), progress=not args.no_progress)
+    if args.output:
+        _check_output(Path(args.output))
+    # the 3-D cases keep daily fields for the plot of JW06's days
+    daily = {"history_every_s": 86400.0} if config.is_3d and args.output else {}
+    result = run(config, factory=factory, mpi=_under_mpi(), progress=not args.no_progress,
+                 **daily)  # fmt: skip
     if not result.is_root:
         return 0
     if args.output:
         path = write_netcdf(result, args.output)
         log.info("wrote %s", path)
+        if config.is_3d:
+            _plot_days(result, path)
+    if config.is_3d:
+        return _report_3d(config, result)
     d = result.diagnostics
     lines = [
         f"{config.case} C{config.resolution} {result.steps} steps of {result.dt:.1f} s "
@@ -230,6 +260,53 @@ def _run(args: argparse.Namespace) -> int:
                      f"enstrophy change {d['enstrophy_relative_change']:.3e}")  # fmt: skip
     sys.stdout.write("\n".join(lines) + "\n")
     return 0 if math.isfinite(d["h_max"]) else 1
+
+
+def _check_output(path: Path) -> None:
+    """Refuse an output location that cannot be written before the run starts."""
+    parent = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise WorkflowError(f"--output {path} is a directory: give a file name, e.g. {path}/run.nc")
+    if not parent.is_dir():
+        raise WorkflowError(f"--output {path}: the folder {parent} does not exist")
+    import os
+
+    if not os.access(parent, os.W_OK):
+        raise WorkflowError(f"--output {path}: the folder {parent} is not writable")
+
+
+def _plot_days(result, path: Path) -> None:
+    """ps and vort850 at JW06's days 7, 9, 10 (those the run reached; else its last day)."""
+    from fv3core.grid.latlon_regrid import LatLonRegridder
+    from fv3core.plot_baroclinic import plot_baroclinic_days
+
+    panels = [(t / 86400.0, f["ps"], f["vort850"]) for t, f in result.history]
+    days = [d for d in BAROCLINIC_PLOT_DAYS if any(abs(p[0] - d) < 1e-6 for p in panels)]
+    if not days:
+        days = [panels[-1][0]]
+    regridder = LatLonRegridder.build(result.lon, result.lat)
+    png = path.with_name(f"{path.stem}_ps_vort850.png")
+    cfg = result.config
+    plot_baroclinic_days(png, panels, days=days, regridder=regridder,
+                         title=f"stratoflow fv3core {cfg.case} C{cfg.resolution} L{cfg.nz}")  # fmt: skip
+    log.info("wrote %s", png)
+
+
+def _report_3d(config, result) -> int:
+    d = result.diagnostics
+    lines = [
+        f"{config.case} C{config.resolution} L{config.nz} {result.steps} steps of "
+        f"{result.dt:.1f} s ({result.seconds:.1f} s, {d['seconds_per_step']:.2f} s/step)",
+        f"  ps min {d['ps_min'] / 100:.2f} hPa at ({d['ps_min_lon']:.1f}E, {d['ps_min_lat']:.1f}N)"
+        f"  max {d['ps_max'] / 100:.2f} hPa at ({d['ps_max_lon']:.1f}E, {d['ps_max_lat']:.1f}N)",
+        f"  dry mass change {d['dry_mass_relative_change']:.2e}  total energy change "
+        f"{d['total_energy_relative_change']:.3e} ({d['total_energy_drift_per_day']:.3e}/day)",
+        f"  l2(zonal-mean u - u0) {d['u_zonal_mean_l2']:.4e} m/s",
+    ]
+    lines += [f"  {k[:-len('_mass_relative_change')]} mass change {v:.2e}"
+              for k, v in d.items() if k.endswith("_mass_relative_change") and k != "dry_mass_relative_change"]
+    sys.stdout.write("\n".join(lines) + "\n")
+    return 0 if math.isfinite(d["ps_max"]) else 1
 
 
 def _plot(args: argparse.Namespace) -> int:
