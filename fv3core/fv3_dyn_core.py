@@ -28,12 +28,12 @@ step (FV3's ``init_step``) also zeroes ``beta``'s increments.  Reference:
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
+from fv3core.acoustic_halos import AcousticHalos, run_phase
 from fv3core.dyn_core_options import DynCoreOptions, layer_damping
 from fv3core.errors import FV3ConfigError
 from fv3core.grid.fv3_metric import FV3MetricTerms
@@ -47,7 +47,7 @@ from fv3core.stencils.fv3_pressure_gradient import (
     FV3Geopotential,
     set_value,
 )
-from mapping.cluster import Communicator, ExchangeGroup, ScalarHalo, VectorHalo
+from mapping.cluster import Communicator
 from stencils.dims import (
     CELL_DIMS,
     CORNER_DIMS,
@@ -192,46 +192,29 @@ class FV3HydrostaticDynCore:
                                             akap=akap, cp_air=cp_air, ptop=ptop)
                       for r, m in sorted(metrics.items())}  # fmt: skip
         h = next(iter(metrics.values())).spec.n_halo
+        self.halos = AcousticHalos(communicator, self.ranks, h, options.nord,
+                                   lambda d: [d.delp, d.pt])  # fmt: skip
 
-        def updater(halos: Callable[[FV3HydrostaticRank], list[Any]]) -> ExchangeGroup:
-            return communicator.halo_updater({r: halos(d) for r, d in self.ranks.items()},
-                                             packing="slicing")  # fmt: skip
-
-        self._scalars = updater(lambda d: [ScalarHalo(d.delp, h), ScalarHalo(d.pt, h)])
-        self._d_winds = updater(lambda d: [VectorHalo(d.u, d.v, h, grid="D", sync_edges=False)])
-        self._c_winds = updater(lambda d: [VectorHalo(d.uc, d.vc, h, grid="C", sync_edges=False)])
-        self._divergence = (updater(lambda d: [ScalarHalo(d.divg_d, h, location="corner",
-                                                          sync_edges=False)])
-                            if options.nord > 0 else None)  # fmt: skip
-        self._boundary = updater(lambda d: [VectorHalo(d.u, d.v, h, grid="D", sync_edges=True)])
-        #: seconds spent in halo updates (all steps)
-        self.halo_seconds = 0.0
-
-    def _exchange(self, group: ExchangeGroup) -> None:
-        t0 = time.perf_counter()
-        group.update()
-        self.halo_seconds += time.perf_counter() - t0
-
-    def _run(self, phase: Callable[[FV3HydrostaticRank], list[Launch]]) -> None:
-        for d in self.ranks.values():
-            for launch in phase(d):
-                launch()
+    @property
+    def halo_seconds(self) -> float:
+        """Seconds spent in halo updates (all steps)."""
+        return self.halos.seconds
 
     def step(self, init_step: bool) -> None:
         """One ``dyn_core`` call; ``init_step``: the large step's first (FV3's ``n_map == 1``)."""
+        halos, ranks = self.halos, self.ranks
         if init_step:
-            self._run(lambda d: d.init_step)
-        self._run(lambda d: d.start)
-        self._exchange(self._scalars)
-        self._exchange(self._d_winds)
+            run_phase(ranks, lambda d: d.init_step)
+        run_phase(ranks, lambda d: d.start)
+        halos.exchange(halos.scalars)
+        halos.exchange(halos.d_winds)
         n = self.options.n_split
         for it in range(1, n + 1):
-            self._run(lambda d: d.c_grid)
-            if self._divergence is not None:
-                self._exchange(self._divergence)
-            self._run(lambda d: d.c_grid_pressure)
-            self._exchange(self._c_winds)
-            self._run(lambda d: d.d_grid)
-            self._exchange(self._scalars)
-            self._run(lambda d, key=(it == 1, it == n): d.d_grid_pressure[key])
-            self._exchange(self._boundary if it == n else self._d_winds)
+            run_phase(ranks, lambda d: d.c_grid)
+            halos.exchange(halos.divergence)
+            run_phase(ranks, lambda d: d.c_grid_pressure)
+            halos.exchange(halos.c_winds)
+            run_phase(ranks, lambda d: d.d_grid)
+            halos.exchange(halos.scalars)
+            run_phase(ranks, lambda d, key=(it == 1, it == n): d.d_grid_pressure[key])
+            halos.exchange(halos.boundary if it == n else halos.d_winds)

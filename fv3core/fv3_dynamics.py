@@ -32,12 +32,11 @@ updates go through :class:`mapping.cluster.Communicator` halo updaters, which re
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from fv3core.acoustic_halos import AcousticHalos, run_phase
 from fv3core.config import FV3Config
 from fv3core.grid.fv3_metric import FV3MetricTerms
 from fv3core.grid.fv3_storages import FV3GridStorages
@@ -51,7 +50,7 @@ from fv3core.stencils.fv3_pressure_gradient import (
     FV3Geopotential,
 )
 from fv3core.testcases.fv3_initial import FV3RankState
-from mapping.cluster import Communicator, ExchangeGroup, ScalarHalo, VectorHalo
+from mapping.cluster import Communicator
 from stencils.dims import (
     CELL_DIMS,
     CORNER_DIMS,
@@ -173,48 +172,30 @@ class FV3ShallowWaterDynamics:
                       for r, m in sorted(metrics.items())}  # fmt: skip
         h = next(iter(metrics.values())).spec.n_halo
         self.advection_only = all(d.advection_only for d in self.ranks.values())
+        self.halos = AcousticHalos(communicator, self.ranks, h, config.nord, lambda d: [d.delp])
 
-        def updater(halos: Callable[[FV3RankDynamics], list[Any]]) -> ExchangeGroup:
-            return communicator.halo_updater({r: halos(d) for r, d in self.ranks.items()},
-                                             packing="slicing")  # fmt: skip
-
-        self._delp = updater(lambda d: [ScalarHalo(d.delp, h)])
-        self._d_winds = updater(lambda d: [VectorHalo(d.u, d.v, h, grid="D", sync_edges=False)])
-        self._c_winds = updater(lambda d: [VectorHalo(d.uc, d.vc, h, grid="C", sync_edges=False)])
-        self._divergence = (updater(lambda d: [ScalarHalo(d.divg_d, h, location="corner",
-                                                          sync_edges=False)])
-                            if config.nord > 0 else None)  # fmt: skip
-        self._boundary = updater(lambda d: [VectorHalo(d.u, d.v, h, grid="D", sync_edges=True)])
-        #: seconds spent in halo updates (all steps)
-        self.halo_seconds = 0.0
-
-    def _exchange(self, group: ExchangeGroup) -> None:
-        t0 = time.perf_counter()
-        group.update()
-        self.halo_seconds += time.perf_counter() - t0
-
-    def _run(self, phase: Callable[[FV3RankDynamics], list[Launch]]) -> None:
-        for d in self.ranks.values():
-            for launch in phase(d):
-                launch()
+    @property
+    def halo_seconds(self) -> float:
+        """Seconds spent in halo updates (all steps)."""
+        return self.halos.seconds
 
     def step(self) -> None:
         """One large time step."""
+        halos, ranks = self.halos, self.ranks
         if self.advection_only:  # test_case = 1
             for _ in range(self.n_split):
-                self._run(lambda d: d.d_grid)
-                self._exchange(self._delp)
+                run_phase(ranks, lambda d: d.d_grid)
+                halos.exchange(halos.scalars)
             return
-        self._run(lambda d: d.start)
-        self._exchange(self._delp)
-        self._exchange(self._d_winds)
+        run_phase(ranks, lambda d: d.start)
+        halos.exchange(halos.scalars)
+        halos.exchange(halos.d_winds)
         for it in range(1, self.n_split + 1):
-            self._run(lambda d: d.c_grid)
-            if self._divergence is not None:
-                self._exchange(self._divergence)
-            self._run(lambda d: d.c_grid_pressure)
-            self._exchange(self._c_winds)
-            self._run(lambda d: d.d_grid)
-            self._exchange(self._delp)
-            self._run(_first_step_pressure if it == 1 else _step_pressure)
-            self._exchange(self._boundary if it == self.n_split else self._d_winds)
+            run_phase(ranks, lambda d: d.c_grid)
+            halos.exchange(halos.divergence)
+            run_phase(ranks, lambda d: d.c_grid_pressure)
+            halos.exchange(halos.c_winds)
+            run_phase(ranks, lambda d: d.d_grid)
+            halos.exchange(halos.scalars)
+            run_phase(ranks, _first_step_pressure if it == 1 else _step_pressure)
+            halos.exchange(halos.boundary if it == self.n_split else halos.d_winds)
