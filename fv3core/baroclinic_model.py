@@ -73,7 +73,10 @@ class FV3HydrostaticModel:
         """Per rank (compute cells): ``ps``, ``t850``, ``u850``, ``v850``, ``vort850``; the 3-D
         ``ua``, ``va`` (A-grid winds, FV3's ``c2l_ord4``), ``temperature``, ``delp`` and the
         interfaces' ``pe``; per tracer its mixing ratio and its column burden
-        ``<name>_column`` (kg m-2); ``phis``."""
+        ``<name>_column`` (kg m-2); ``phis``.  Collective: first the D-grid winds' halo update
+        that FV3's ``cubed_to_latlon`` does before ``c2l_ord4`` (the next step updates them
+        again before reading them, so the dynamics is not changed)."""
+        self.dynamics.dyn_core.halos.d_winds.update()
         out = {}
         for r, rank in self.dynamics.ranks.items():
             m, a = self.metrics[r], rank.arrays()

@@ -63,3 +63,32 @@ def test_c24_six_hours_equals_fortran_fv3() -> None:
         want = ref.at(name, 6.0)
         scale = np.abs(want).max()
         assert np.abs(fields[name] - want).max() <= 1e-8 * scale, name
+
+
+@pytest.mark.slow  # ~5 min on numpy: two decompositions' builds
+def test_one_process_6_and_24_ranks_bitwise() -> None:
+    """The wave at C12 L26 for two large steps on 6 ranks (layout 1) and on 24 ranks (layout 2,
+    in this process): every gathered output field, the 3-D ones included, bit for bit."""
+    results = []
+    for layout in (1, 2):
+        cfg = FV3Config.from_dict({"case": "baroclinic", "resolution": 12, "layout": layout,
+                                   "dt": 3600.0, "days": 2.0 / 24.0, "checker_tr": True},
+                                  source="test")  # fmt: skip
+        results.append(run(cfg, progress=False, history_every_s=7200.0).history[-1][1])
+    for name, a in results[0].items():
+        np.testing.assert_array_equal(a, results[1][name], err_msg=name)
+
+
+@pytest.mark.slow  # six processes build the 3-D core's stencils in turn
+@pytest.mark.parallel(nprocs=6)
+def test_mpi_6_ranks_bitwise_equal_to_in_process() -> None:
+    """mpiexec -n 6 (one rank per process) gives bit for bit the in-process result after one
+    large step of the wave at C12 L26 (every halo update of dyn_core, the tracers' and the
+    output's)."""
+    cfg = FV3Config.from_dict({"case": "baroclinic", "resolution": 12, "dt": 3600.0,
+                               "days": 1.0 / 24.0}, source="test")  # fmt: skip
+    mpi_result = run(cfg, mpi=True, progress=False)
+    if mpi_result.is_root:
+        local = run(cfg, mpi=False, progress=False)
+        for name, a in local.fields.items():
+            np.testing.assert_array_equal(mpi_result.fields[name], a, err_msg=name)
