@@ -79,8 +79,7 @@ def test_one_process_6_and_24_ranks_bitwise() -> None:
         np.testing.assert_array_equal(a, results[1][name], err_msg=name)
 
 
-@pytest.mark.slow  # six processes build the 3-D core's stencils in turn
-@pytest.mark.parallel(nprocs=6)
+@pytest.mark.parallel(nprocs=6)  # not slow: mpi-pytest's child processes deselect slow tests
 def test_mpi_6_ranks_bitwise_equal_to_in_process() -> None:
     """mpiexec -n 6 (one rank per process) gives bit for bit the in-process result after one
     large step of the wave at C12 L26 (every halo update of dyn_core, the tracers' and the
