@@ -43,6 +43,7 @@ import math
 import re
 import shlex
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -279,19 +280,31 @@ def write_run_extract(reference: FV3Reference, output: str | Path, *,
     """Write :func:`extract_run` of ``reference`` to ``output/extract.npz`` and the run's
     ``input.nml`` to ``output/input.nml`` (both atomically), recording ``command``; existing
     files are an error unless ``overwrite``.  Returns the ``.npz``."""
-    folder = Path(output)
-    npz, nml = folder / RUN_EXTRACT, folder / "input.nml"
-    for path in (npz, nml):
+    return _write_extract(reference, Path(output), lambda: extract_run(reference, hours, t0=t0),
+                          command=command, overwrite=overwrite, copies=("input.nml",))  # fmt: skip
+
+
+def _write_extract(reference: FV3Reference, folder: Path,
+                   arrays_of: Callable[[], dict[str, np.ndarray]], *, command: str,
+                   overwrite: bool, copies: tuple[str, ...]) -> Path:  # fmt: skip
+    """``arrays_of()`` (an extract's arrays, with ``metadata``) to ``folder/extract.npz`` with
+    ``command`` recorded, and the run's files ``copies`` beside it (those the run has), each
+    written atomically; existing files are an error unless ``overwrite``."""
+    npz = folder / RUN_EXTRACT
+    for path in (npz, *(folder / name for name in copies)):
         if path.exists() and not overwrite:
             raise FV3ReferenceError(f"{path} exists: pass --force (overwrite=True) to replace it")
-    arrays = extract_run(reference, hours, t0=t0)
+    arrays = arrays_of()
     meta = json.loads(str(arrays["metadata"]))
     meta["command"] = command
     arrays["metadata"] = np.array(json.dumps(meta, sort_keys=True))
     with atomic_output(npz) as tmp, open(tmp, "wb") as f:
         np.savez_compressed(f, **arrays)
-    with atomic_output(nml) as tmp:
-        tmp.write_bytes((reference.path / "input.nml").read_bytes())
+    for name in copies:
+        source = reference.path / name
+        if source.is_file():
+            with atomic_output(folder / name) as tmp:
+                tmp.write_bytes(source.read_bytes())
     return npz
 
 
@@ -648,24 +661,9 @@ def write_3d_run_extract(reference: FV3Reference, output: str | Path, *,
     """Write :func:`extract_3d_run` to ``output/extract.npz`` and the run's ``input.nml`` and
     ``provenance.txt`` beside it (atomically); existing files are an error unless ``overwrite``.
     Returns the ``.npz``."""
-    folder = Path(output)
-    npz, nml, prov = folder / RUN_EXTRACT, folder / "input.nml", folder / "provenance.txt"
-    for path in (npz, nml, prov):
-        if path.exists() and not overwrite:
-            raise FV3ReferenceError(f"{path} exists: pass --force (overwrite=True) to replace it")
-    arrays = extract_3d_run(reference, fields, t0=t0)
-    meta = json.loads(str(arrays["metadata"]))
-    meta["command"] = command
-    arrays["metadata"] = np.array(json.dumps(meta, sort_keys=True))
-    with atomic_output(npz) as tmp, open(tmp, "wb") as f:
-        np.savez_compressed(f, **arrays)
-    with atomic_output(nml) as tmp:
-        tmp.write_bytes((reference.path / "input.nml").read_bytes())
-    source = reference.path / "provenance.txt"
-    if source.is_file():
-        with atomic_output(prov) as tmp:
-            tmp.write_bytes(source.read_bytes())
-    return npz
+    return _write_extract(reference, Path(output),
+                          lambda: extract_3d_run(reference, fields, t0=t0), command=command,
+                          overwrite=overwrite, copies=("input.nml", "provenance.txt"))  # fmt: skip
 
 
 def load_3d_run_extract(path: str | Path) -> Run3DExtract:
