@@ -57,7 +57,7 @@ from stencils.dims import (
     GridIndexing,
     face_dims,
 )
-from stencils.directions import X, Y
+from stencils.directions import DIRECTIONS, X, Y
 from stencils.factory import StencilFactory
 from stencils.launch import Launch
 from stencils.storage import from_numpy, to_numpy, zeros
@@ -68,8 +68,9 @@ PROGNOSTICS = {"delp": CELL_DIMS, "pt": CELL_DIMS, "u": face_dims(Y), "v": face_
 #: FV3's pressure arrays the dynamics leaves for the remapping (interfaces, and pkz on layers)
 PRESSURES = {"pe": INTERFACE_DIMS, "peln": INTERFACE_DIMS, "pk": INTERFACE_DIMS,
              "pkz": CELL_DIMS}  # fmt: skip
-#: FV3's flux capacitor: the mass fluxes and Courant numbers summed over the acoustic steps
-CAPACITOR = {"mfx": face_dims(X), "mfy": face_dims(Y), "cx": face_dims(X), "cy": face_dims(Y)}
+#: FV3's flux capacitor: the mass fluxes and Courant numbers summed over the acoustic steps,
+#: each on the faces crossed along its direction
+CAPACITOR = {"mfx": X, "mfy": Y, "cx": X, "cy": Y}
 
 
 class FV3HydrostaticRank:
@@ -106,8 +107,10 @@ class FV3HydrostaticRank:
                                      f"is {expected} (FV3's shape with the halo)")  # fmt: skip
             setattr(self, name, from_numpy(a.copy(), backend))
         self.phis = from_numpy(np.ascontiguousarray(state["phis"], dtype=np.float64), backend)
-        for name, dims in {**PRESSURES, **CAPACITOR}.items():
+        for name, dims in PRESSURES.items():
             setattr(self, name, alloc(dims))
+        for name, d in CAPACITOR.items():
+            setattr(self, name, alloc(face_dims(d)))
         self.uc, self.vt = alloc(face_dims(X)), alloc(face_dims(Y))
         self.vc, self.ut = alloc(face_dims(Y)), alloc(face_dims(X))
         self.ua, self.va = alloc(CELL_DIMS), alloc(CELL_DIMS)
@@ -130,11 +133,13 @@ class FV3HydrostaticRank:
         #: d_sw per group of layers with equal damping, on views of the layers
         self.d_grid: list[Launch] = []
         self.layer_groups = layer_damping(o, npz)
-        zero = grid_factory.from_dims(set_value, face_dims(X), (0, 3), name="zero_capacitor_x")
-        zero_y = grid_factory.from_dims(set_value, face_dims(Y), (3, 0), name="zero_capacitor_y")
+        # FV3 empties cx on is:ie+1, jsd:jed and cy on isd:ied, js:je+1 (mfx, mfy: the compute
+        # faces, inside those ranges)
+        zero = {d: grid_factory.from_dims(set_value, face_dims(d), d.halo_across(spec.n_halo),
+                                          name=f"zero_capacitor_{d.name}") for d in DIRECTIONS}  # fmt: skip
         #: the start of each dyn_core call: the flux capacitor emptied
-        self.start: list[Launch] = [(zero if dims == face_dims(X) else zero_y).bind(
-            q=getattr(self, name), value=0.0) for name, dims in CAPACITOR.items()]  # fmt: skip
+        self.start: list[Launch] = [zero[d].bind(q=getattr(self, name), value=0.0)
+                                    for name, d in CAPACITOR.items()]  # fmt: skip
         for group in self.layer_groups:
             k = slice(group.start, group.stop)
             layers = GridIndexing(spec.nx, spec.ny, group.stop - group.start, spec.n_halo)

@@ -41,6 +41,11 @@ class Direction:
         """The other direction (the one along the faces this direction crosses)."""
         return Y if self.axis == 0 else X
 
+    def halo_across(self, n_halo: int) -> tuple[int, int]:
+        """``(halo_x, halo_y)`` of the faces crossed along this direction with every halo row
+        across and none along it (FV3's ``is:ie+1, jsd:jed`` for x)."""
+        return (0, n_halo) if self.axis == 0 else (n_halo, 0)
+
     def offsets(self) -> dict[str, int]:
         """``DI, DJ`` (unit step along the direction) and ``DI2, DJ2`` (two steps)."""
         x = int(self.axis == 0)

@@ -490,7 +490,7 @@ class FV3DGridShallowWater:
                                            self._interior_regions)
                           for d in DIRECTIONS}  # fmt: skip
         self._edges = {d: self._stencil(contravariant_edges, face_dims(d),
-                                        (0, 3) if d.axis == 0 else (3, 0), d,
+                                        d.halo_across(3), d,
                                         self._edge_regions)
                        for d in DIRECTIONS}  # fmt: skip
         self._b_wind = {d: self._stencil(b_grid_wind, CORNER_DIMS, 0, d, self._b_wind_regions)

@@ -85,7 +85,7 @@ class FV3DelpAdvection:
         self.xfx, self.yfx = alloc(X), alloc(Y)
         self.fx, self.fy = alloc(X), alloc(Y)
         self._courant = {
-            d: factory.from_dims(normal_wind_courant, face_dims(d), (0, 3) if d.axis == 0 else (3, 0),
+            d: factory.from_dims(normal_wind_courant, face_dims(d), d.halo_across(3),
                                  externals=d.offsets(), name=f"fv3_tc1_courant_{d.name}")
             for d in DIRECTIONS
         }  # fmt: skip

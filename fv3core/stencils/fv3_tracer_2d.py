@@ -224,11 +224,11 @@ class FV3TracerTransport:
         backend = factory.backend
         self._transport = FiniteVolumeTransport(factory, grid, spec, hord_tr)
         self._area_flux = {
-            d: factory.from_dims(tracer_area_flux, face_dims(d), (0, h) if d is X else (h, 0),
+            d: factory.from_dims(tracer_area_flux, face_dims(d), d.halo_across(h),
                                  externals=d.offsets(), name=f"tracer_area_flux_{d.name}")
             for d in DIRECTIONS
         }  # fmt: skip
-        self._scale_halo = {d: factory.from_dims(scale, face_dims(d), (0, h) if d is X else (h, 0),
+        self._scale_halo = {d: factory.from_dims(scale, face_dims(d), d.halo_across(h),
                                                  name="tracer_scale") for d in DIRECTIONS}  # fmt: skip
         self._scale = {d: factory.from_dims(scale, face_dims(d), name="tracer_scale")
                        for d in DIRECTIONS}  # fmt: skip
