@@ -26,7 +26,7 @@ from fv3core.errors import FV3ConfigError
 from fv3core.fv3_hydrostatic import FV3HydrostaticDynamics
 from fv3core.grid.cubed_to_latlon import c2l_ord4
 from fv3core.grid.fv3_metric import FV3Cube, FV3MetricTerms
-from fv3core.model import Analysis, GlobalGrid, RankFields
+from fv3core.model import Analysis, GlobalGrid, RankFields, agrid_geometry
 from fv3core.testcases.jablonowski_williamson import JWInitialState, init_jw
 from fv3core.validation.baroclinic_norms import (
     dry_air_mass,
@@ -42,14 +42,8 @@ from stencils.factory import StencilFactory
 
 #: FV3's test_case of each 3-D case name (tools/test_cases.F90)
 BAROCLINIC_TEST_CASES = {"baroclinic": 13, "baroclinic_steady": 12}
-#: the 2-D output fields: units, long name
-FIELDS_2D = {
-    "ps": ("Pa", "surface pressure"),
-    "t850": ("K", "temperature at 850 hPa (FV3's cs3_interpolator in ln p)"),
-    "u850": ("m s-1", "eastward wind at 850 hPa (FV3's cs3_interpolator in p)"),
-    "v850": ("m s-1", "northward wind at 850 hPa"),
-    "vort850": ("s-1", "relative vorticity at 850 hPa (D-grid circulation, in ln p)"),
-}
+#: the 2-D output fields (units and long names: fv3core.driver.FIELD_ATTRS)
+FIELDS_2D = ("ps", "t850", "u850", "v850", "vort850")
 #: the lon-lat grid of the regridded output (1 degree)
 LATLON = (360, 180)
 
@@ -107,9 +101,8 @@ class FV3HydrostaticModel:
         return out
 
     def cell_geometry(self) -> RankFields:
-        return {r: {"lon": np.rad2deg(m.interior("agrid")[..., 0]),
-                    "lat": np.rad2deg(m.interior("agrid")[..., 1]),
-                    "area": m.interior("area")} for r, m in self.metrics.items()}  # fmt: skip
+        """FV3's cell centres (``agrid``) and areas of each rank's compute cells."""
+        return agrid_geometry(self.metrics)
 
     def run_diagnostics(self) -> dict[str, float]:
         d = self.dynamics
@@ -207,7 +200,8 @@ class BaroclinicExperiment:
     def analyse(self, start: Mapping[str, np.ndarray], end: Mapping[str, np.ndarray],
                 grid: GlobalGrid, t_end: float) -> Analysis:  # fmt: skip
         """The 2-D output fields (and ``ps_initial``), ``ps`` min/max with their lon/lat, the
-        relative changes of dry-air mass, tracer masses and total energy, the total-energy
+        changes of dry-air mass, tracer masses and total energy (``*_change`` in kg and J,
+        ``*_relative_change`` where the initial value is not 0), the total-energy
         drift per day, JW06's ``l2`` of the zonal-mean zonal wind change (on model levels,
         1-degree grid), and the lon-lat fields ``<name>_latlon``."""
         regrid = self.regridder(grid)
@@ -215,8 +209,9 @@ class BaroclinicExperiment:
         days = t_end / 86400.0
         d: dict[str, float] = {}
         for key, value in after.items():
-            d[f"{key}_relative_change"] = (value - before[key]) / before[key] if before[key] else (
-                value - before[key])  # fmt: skip
+            d[f"{key}_change"] = value - before[key]
+            if before[key]:  # a tracer that is 0 (sphum of an adiabatic run) has no relative change
+                d[f"{key}_relative_change"] = (value - before[key]) / before[key]
         d["total_energy_drift_per_day"] = d["total_energy_relative_change"] / days if days else 0.0
         ps = end["ps"]
         for key, value in extrema(ps, grid.lon, grid.lat).items():

@@ -27,10 +27,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
+from fv3core.acoustic_halos import run_phase
 from fv3core.dyn_core_options import DynCoreOptions
 from fv3core.errors import FV3ConfigError
 from fv3core.fv3_dyn_core import FV3HydrostaticDynCore, FV3HydrostaticRank
@@ -170,19 +170,14 @@ class FV3HydrostaticDynamics:
     def halo_seconds(self) -> float:
         return self.dyn_core.halo_seconds
 
-    def _run(self, phase: str, key: Any = None) -> None:
-        for rank in self.ranks.values():
-            launches = getattr(rank, phase)
-            for launch in (launches if key is None else launches[key]):
-                launch()
-
     def step(self) -> None:
         """One large time step ``dt_atmos``."""
-        self._run("to_potential")
+        ranks = self.ranks
+        run_phase(ranks, lambda r: r.to_potential)
         k_split = self.options.k_split
         for n_map in range(1, k_split + 1):
-            self._run("save_dp1")
+            run_phase(ranks, lambda r: r.save_dp1)
             self.dyn_core.step(init_step=n_map == 1)
             if self.tracer_transport is not None:
                 self.tracer_subcycles = self.tracer_transport()
-            self._run("remapping", n_map == k_split)
+            run_phase(ranks, lambda r, last=n_map == k_split: r.remapping[last])

@@ -19,7 +19,7 @@ from fv3core.errors import FV3ConfigError
 from fv3core.fv3_dynamics import FV3ShallowWaterDynamics
 from fv3core.grid.cubed_to_latlon import c2l_ord4
 from fv3core.grid.fv3_metric import FV3Cube, FV3MetricTerms
-from fv3core.model import Analysis, GlobalGrid, RankFields
+from fv3core.model import Analysis, GlobalGrid, RankFields, agrid_geometry
 from fv3core.testcases.fv3_initial import FV3InitialState, cosine_bell, init_case
 from fv3core.validation.norms import ShallowWaterFields, dgrid_vorticity, invariants, sw_norms
 from stencils.factory import StencilFactory
@@ -64,9 +64,7 @@ class FV3ShallowWaterModel:
 
     def cell_geometry(self) -> RankFields:
         """FV3's cell centres (``agrid``) and areas of each rank's compute cells."""
-        return {r: {"lon": np.rad2deg(m.interior("agrid")[..., 0]),
-                    "lat": np.rad2deg(m.interior("agrid")[..., 1]),
-                    "area": m.interior("area")} for r, m in self.metrics.items()}  # fmt: skip
+        return agrid_geometry(self.metrics)
 
     def run_diagnostics(self) -> dict[str, float]:
         return {"acoustic_dt": self.dynamics.acoustic_dt,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -21,6 +21,15 @@ def metric_geometry(ranks: Iterable[Rank]) -> RankFields:
     return {r.rank: {"lon": np.rad2deg(r.interior(r.metric.lonlat_agrid[0])),
                      "lat": np.rad2deg(r.interior(r.metric.lonlat_agrid[1])),
                      "area": r.metric.interior_area} for r in ranks}  # fmt: skip
+
+
+def agrid_geometry(metrics: Mapping[int, Any]) -> RankFields:
+    """:meth:`Model.cell_geometry` of models on FV3's grid: per rank's
+    :class:`~fv3core.grid.fv3_metric.FV3MetricTerms`, the cell centres (``agrid``, degrees)
+    and areas of the compute cells."""
+    return {r: {"lon": np.rad2deg(m.interior("agrid")[..., 0]),
+                "lat": np.rad2deg(m.interior("agrid")[..., 1]),
+                "area": m.interior("area")} for r, m in metrics.items()}  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -303,8 +303,11 @@ def _report_3d(config, result) -> int:
         f"{d['total_energy_relative_change']:.3e} ({d['total_energy_drift_per_day']:.3e}/day)",
         f"  l2(zonal-mean u - u0) {d['u_zonal_mean_l2']:.4e} m/s",
     ]
-    lines += [f"  {k[:-len('_mass_relative_change')]} mass change {v:.2e}"
-              for k, v in d.items() if k.endswith("_mass_relative_change") and k != "dry_mass_relative_change"]
+    tracers = [k[: -len("_mass_change")] for k in d
+               if k.endswith("_mass_change") and k != "dry_mass_change"]  # fmt: skip
+    lines += [f"  {name} mass change {d[f'{name}_mass_relative_change']:.2e} (relative)"
+              if f"{name}_mass_relative_change" in d
+              else f"  {name} mass change {d[f'{name}_mass_change']:.2e} kg" for name in tracers]
     sys.stdout.write("\n".join(lines) + "\n")
     return 0 if math.isfinite(d["ps_max"]) else 1
 
