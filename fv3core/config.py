@@ -15,6 +15,7 @@ from typing import Any
 from fv3core.constants import Constants, constants_by_name
 from fv3core.errors import FV3ConfigError
 from fv3core.namelist import (
+    FV3_3D_TEST_CASES,
     FV3_TEST_CASES,
     FV3Namelist,
     key_table,
@@ -56,7 +57,7 @@ BAROCLINIC_DEFAULTS: dict[str, Any] = {
 THREE_D_KEYS: dict[str, Any] = {
     "k_split": 1, "hord_tr": 8, "kord_mt": 8, "kord_tm": -8, "kord_tr": 8, "n_sponge": 0,
     "d2_bg_k1": 4.0, "d2_bg_k2": 2.0, "is_ideal_case": False, "checker_tr": False,
-    "z_tracer": False,
+    "z_tracer": False, "fill": False,
 }
 
 
@@ -123,6 +124,7 @@ class FV3Config:
     is_ideal_case: bool = False
     checker_tr: bool = False
     z_tracer: bool = False
+    fill: bool = False
 
     def __post_init__(self) -> None:
         for key in ("hord_mt", "hord_vt", "hord_dp", "hord_tm"):
@@ -267,7 +269,7 @@ class FV3Config:
         return HydrostaticOptions(self.dyn_core_options(), k_split=self.k_split,
                                   hord_tr=self.hord_tr, kord_mt=self.kord_mt,
                                   kord_tm=self.kord_tm, kord_tr=self.kord_tr,
-                                  z_tracer=self.z_tracer)  # fmt: skip
+                                  fill=self.fill, z_tracer=self.z_tracer)  # fmt: skip
 
     def _check_fv3(self) -> None:
         """Refuse keys FV3's scheme would not honour."""
@@ -426,8 +428,10 @@ class FV3Config:
 
 
 def namelist_values(nml: FV3Namelist) -> dict[str, Any]:
-    """The FV3Config keys an FV3 namelist sets (see :meth:`FV3Config.from_namelist`)."""
-    return {
+    """The FV3Config keys an FV3 namelist sets (see :meth:`FV3Config.from_namelist`); with
+    npz > 1 also the 3-D core's (:data:`THREE_D_KEYS`, ``hord_tm``)."""
+    three_d = {key: getattr(nml, key) for key in (*THREE_D_KEYS, "hord_tm")} if nml.is_3d else {}
+    return {**three_d,
         "case": nml.case,
         "resolution": nml.resolution,
         "layout": nml.layout[0],
@@ -461,29 +465,42 @@ NAMELIST_TO_CONFIG: dict[str, str] = {
     "dddmp": "fv3_dddmp", "d2_bg": "d2_bg", "d4_bg": "d4_bg", "print_freq": "print_freq",
     "do_vort_damp": "do_vort_damp", "vtdm4": "vtdm4", "beta": "beta (>= 0)",
     "test_case": "case: " + "; ".join(
-        f"{n} {c}" for n, c in FV3_TEST_CASES.items()),
+        f"{n} {c}" for n, c in {**FV3_TEST_CASES, **FV3_3D_TEST_CASES}.items()),
     "alpha": "alpha",
     "dt_atmos": "dt", "days": "days", "hours": "days (/ 24)", "minutes": "days (/ 1440)",
     "seconds": "days (/ 86400)", "npz": "nz",
+    **{key: key for key in (*THREE_D_KEYS, "hord_tm")},
 }  # fmt: skip
 
 
 def namelist_table_markdown() -> str:
     """The namelist keys as the Markdown table of docs/fv3core/README.md (a test keeps the
     page equal to it): group, key, FV3's default, what fv3core does with it, FV3's meaning."""
-    lines = ["| group | key | FV3 default | fv3core | FV3's meaning (default from) |",
-             "|---|---|---|---|---|"]  # fmt: skip
+    lines = ["| group | key | FV3 default | fv3core, npz = 1 (shallow water) | FV3 default, "
+             "npz > 1 | fv3core, npz > 1 (3-D core) | FV3's meaning (default from) |",
+             "|---|---|---|---|---|---|---|"]  # fmt: skip
+    hords = {"npz = 1": ("hord_mt", "hord_vt", "hord_dp"),
+             "npz > 1": ("hord_mt", "hord_vt", "hord_dp", "hord_tm", "hord_tr")}  # fmt: skip
+
+    def role(row: dict[str, str], build: str) -> str:
+        three_d = build == "npz > 1"
+        text = row["role_3d" if three_d else "role"]
+        supported = row["supported_3d" if three_d else "supported"]
+        if text == "used" and row["key"] in NAMELIST_TO_CONFIG:
+            text = f"sets {NAMELIST_TO_CONFIG[row['key']]}"
+        if row["key"] in hords[build]:
+            text += f" ({', '.join(map(str, SUPPORTED_HORD))}: fv3core's PPM)"
+        if supported:
+            text = f"{supported} only" if text == "checked" else f"{text}; {supported} only"
+        return text
+
+    def shown(default: str) -> str:
+        return default if default == "must be set" else f"`{default}`"
+
     for row in key_table():
-        role = row["role"]
-        if row["key"] in NAMELIST_TO_CONFIG:
-            role = f"sets {NAMELIST_TO_CONFIG[row['key']]}"
-        if row["key"] in ("hord_mt", "hord_vt", "hord_dp"):
-            role += f" ({', '.join(map(str, SUPPORTED_HORD))}: fv3core's PPM)"
-        if row["supported"]:
-            role = f"{row['supported']} only" if role == "checked" else f"{role}; {row['supported']} only"
-        default = "must be set" if row["default"] == "must be set" else f"`{row['default']}`"
-        lines.append(f"| {row['group']} | `{row['key']}` | {default} | {role} | "
-                     f"{row['meaning']} ({row['source']}) |")  # fmt: skip
+        lines.append(f"| {row['group']} | `{row['key']}` | {shown(row['default'])} | "
+                     f"{role(row, 'npz = 1')} | {shown(row['default_3d'])} | "
+                     f"{role(row, 'npz > 1')} | {row['meaning']} ({row['source']}) |")  # fmt: skip
     return "\n".join(lines)
 
 

@@ -45,6 +45,7 @@ from typing import Any
 
 from fv3core.errors import FV3ConfigError
 from fv3core.stencils.ppm import SUPPORTED_HORD
+from fv3core.vertical.eta import SUPPORTED_NPZ
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +69,8 @@ FV3_TEST_CASE_NAMES: dict[int, str] = {
     8: "soliton propagation",
     9: "Bates and Li (1997) polar vortex",
     11: "cold start with USGS terrain (3-D)",
+    12: "Jablonowski & Williamson steady state (3-D)",
+    13: "Jablonowski & Williamson baroclinic wave (3-D)",
 }
 #: FV3 test_case number -> fv3core case name (``fv3core.config.CASES`` says which ones run)
 FV3_TEST_CASES: dict[int, str] = {
@@ -77,6 +80,17 @@ FV3_TEST_CASES: dict[int, str] = {
     6: "williamson6",
     7: "galewsky",
 }
+#: FV3's 3-D test_case numbers fv3core runs (tools/test_cases.F90 lines 80-81)
+FV3_3D_TEST_CASES: dict[int, str] = {12: "baroclinic_steady", 13: "baroclinic"}
+#: the layer counts of the 3-D core: FV3's set_eta levels fv3core has, npz > 4 (FV3 remaps then)
+NPZ_3D = tuple(n for n in SUPPORTED_NPZ if n > 4)
+#: the keys whose defaults differ in FV3's 3-D build (fv_arrays.F90 lines 415-479, without
+#: SW_DYNAMICS); :meth:`FV3Namelist.from_groups` takes them when npz > 1
+THREE_D_BUILD_DEFAULTS: dict[str, Any] = {
+    "n_sponge": 1, "d_ext": 0.02, "nwat": 3, "warm_start": True, "inline_q": False,
+    "adiabatic": False,
+}
+TRACER_DAMPING = "tracer damping (nord_tr, trdm2) is not implemented"
 
 
 class KeyRole(enum.Enum):
@@ -96,12 +110,15 @@ def _key(
     *,
     supported: tuple[Any, ...] = (),
     why: str = "",
+    three_d: tuple[KeyRole, tuple[Any, ...], str] | None = None,
 ) -> Any:
     """A field of :class:`FV3Namelist`: FV3's default (MISSING: FV3 says "must be set"), the
     namelist group, what fv3core does with it, FV3's meaning, the Fortran line of the default
-    and, for ``checked`` keys, the values fv3core implements and why only those."""
+    and, for ``checked`` keys, the values fv3core implements and why only those.
+    ``three_d``: (role, supported, why) in the 3-D build (npz > 1) where they differ."""
     meta = {"group": group, "role": role, "source": source, "meaning": meaning,
-            "supported": supported, "why": why}  # fmt: skip
+            "supported": supported, "why": why,
+            "three_d": three_d or (role, supported, why)}  # fmt: skip
     return field(metadata=meta) if default is MISSING else field(default=default, metadata=meta)
 
 
@@ -130,7 +147,8 @@ class FV3Namelist:
     npy: int = _key(FV, U, _A + "593", "grid corners along y of one tile; equal to npx on the "
                     "cubed sphere; must be set")  # fmt: skip
     npz: int = _key(FV, C, _A + "596", "number of vertical layers; must be set",
-                    supported=(1,), why="the shallow-water core has one layer")  # fmt: skip
+                    supported=(1,), why="the shallow-water core has one layer",
+                    three_d=(U, NPZ_3D, "FV3's set_eta levels fv3core has, npz > 4"))  # fmt: skip
     ntiles: int = _key(FV, C, _A + "622", "number of tiles: 6 for the cubed sphere", 1,
                        supported=(6,), why="fv3core runs the 6-tile cubed sphere")  # fmt: skip
     layout: tuple[int, int] = _key(FV, U, _A + "1355", "ranks along x and y of each tile "
@@ -154,7 +172,7 @@ class FV3Namelist:
                         "(fv_control.F90:983-1025)", 0)  # fmt: skip
     k_split: int = _key(FV, C, _A + "549", "vertical remappings per dt_atmos", 1,
                         supported=(1,), why="a one-layer core does not remap; set the acoustic "
-                        "steps with n_split")  # fmt: skip
+                        "steps with n_split", three_d=(U, (), ""))  # fmt: skip
     na_init: int = _key(FV, C, _A + "638", "forward-backward dynamics steps that initialise "
                         "the model", 0, supported=(0,),
                         why="no initialisation steps are implemented")  # fmt: skip
@@ -168,19 +186,29 @@ class FV3Namelist:
     hord_vt: int = _key(FV, U, _A + "262", "horizontal advection scheme of absolute vorticity "
                         "(and w)", 10)  # fmt: skip
     hord_tm: int = _key(FV, I, _A + "266", "horizontal advection scheme of potential "
-                        "temperature; not used with SW_DYNAMICS", 10)  # fmt: skip
+                        "temperature (the 3-D core; not used with SW_DYNAMICS)", 10,
+                        three_d=(U, (), ""))  # fmt: skip
     hord_dp: int = _key(FV, U, _A + "268", "horizontal advection scheme of mass (delp, the "
                         "shallow-water depth)", 10)  # fmt: skip
-    hord_tr: int = _key(FV, I, _A + "277", "horizontal advection scheme of tracers (passive "
-                        "here; fv3core carries none)", 8)  # fmt: skip
-    kord_mt: int = _key(FV, I, _A + "253", "vertical remapping scheme of the winds (none with "
-                        "npz = 1)", 8)  # fmt: skip
-    kord_wz: int = _key(FV, I, _A + "257", "vertical remapping scheme of w (none with npz = 1)",
-                        8)  # fmt: skip
-    kord_tm: int = _key(FV, I, _A + "271", "vertical remapping scheme of temperature (none "
-                        "with npz = 1)", -8)  # fmt: skip
-    kord_tr: int = _key(FV, I, _A + "283", "vertical remapping scheme of tracers (none with "
-                        "npz = 1)", 8)  # fmt: skip
+    hord_tr: int = _key(FV, I, _A + "277", "horizontal advection scheme of tracers (the 3-D "
+                        "core; the shallow-water core carries none)", 8,
+                        three_d=(U, (), ""))  # fmt: skip
+    kord_mt: int = _key(FV, I, _A + "253", "vertical remapping scheme of the winds (the 3-D "
+                        "core; none with npz = 1)", 8, three_d=(U, (), ""))  # fmt: skip
+    kord_wz: int = _key(FV, I, _A + "257", "vertical remapping scheme of w (nonhydrostatic "
+                        "runs only)", 8)  # fmt: skip
+    kord_tm: int = _key(FV, I, _A + "271", "vertical remapping scheme of temperature (< 0) or "
+                        "potential temperature (the 3-D core; none with npz = 1)", -8,
+                        three_d=(U, (), ""))  # fmt: skip
+    kord_tr: int = _key(FV, I, _A + "283", "vertical remapping scheme of tracers (the 3-D "
+                        "core; none with npz = 1)", 8, three_d=(U, (), ""))  # fmt: skip
+    remap_te: bool = _key(FV, I, _A + "399", "remap total energy instead of temperature "
+                          "(developmental; the 3-D core)", False,
+                          three_d=(C, (False,), "fv3core remaps temperature or potential "
+                                   "temperature (kord_tm)"))  # fmt: skip
+    npz_type: str = _key(FV, I, _A + "602", "variant of set_eta's levels for npz (the 3-D "
+                         "core)", "", three_d=(C, ("",), "fv3core ports set_eta's default "
+                                              "levels"))  # fmt: skip
     # --- fv_core_nml: damping ------------------------------------------------------------------
     nord: int = _key(FV, U, _A + "289", "order of divergence damping: 0 del2, 1 del4, 2 del6, "
                      "3 del8", 1)  # fmt: skip
@@ -201,10 +229,17 @@ class FV3Namelist:
     vtdm4: float = _key(FV, U, _A + "309", "dimensionless coefficient of the flux damping, "
                         "(vtdm4 * da_min) ** (nord_v + 1); less than d4_bg; only with "
                         "do_vort_damp = .true.", 0.0)  # fmt: skip
-    nord_tr: int = _key(FV, I, _A + "293", "order of tracer damping (tracers are passive "
-                        "here)", 0)  # fmt: skip
-    n_sponge: int = _key(FV, I, _A + "416", "layers with the top sponge's 2dx filter (no sponge "
-                         "with npz = 1)", 0)  # fmt: skip
+    nord_tr: int = _key(FV, I, _A + "293", "order of tracer damping (the 3-D core's tracers)",
+                        0, three_d=(C, (0,), TRACER_DAMPING))  # fmt: skip
+    trdm2: float = _key(FV, I, _A + "315", "coefficient of del-2 tracer damping (the 3-D "
+                        "core)", 0.0, three_d=(C, (0.0,), TRACER_DAMPING))  # fmt: skip
+    n_sponge: int = _key(FV, I, _A + "416", "layers with the top sponge's 2dx filter (the 3-D "
+                         "core; none with npz = 1); the 3-D build's default is 1", 0,
+                         three_d=(U, (), ""))  # fmt: skip
+    d2_bg_k1: float = _key(FV, I, _A + "316", "del2 damping coefficient of the top sponge "
+                           "layer (the 3-D core)", 4.0, three_d=(U, (), ""))  # fmt: skip
+    d2_bg_k2: float = _key(FV, I, _A + "325", "del2 damping coefficient of the second sponge "
+                           "layer (the 3-D core)", 2.0, three_d=(U, (), ""))  # fmt: skip
     # --- fv_core_nml: initialisation and physics ---------------------------------------------
     adiabatic: bool = _key(FV, C, _A + "446", "skip all physics", True, supported=(True,),
                            why="fv3core runs no physics")  # fmt: skip
@@ -215,7 +250,8 @@ class FV3Namelist:
                              "(res_latlon_dynamics)", False, supported=(False,),
                              why="fv3core cold-starts from test_case")  # fmt: skip
     is_ideal_case: bool = _key(FV, I, _A + "825", "an idealised test case (changes only the "
-                               "top sponge, absent with npz = 1)", False)  # fmt: skip
+                               "top sponge of the 3-D core)", False,
+                               three_d=(U, (), ""))  # fmt: skip
     mountain: bool = _key(FV, I, _A + "757", "take topography into account at start-up; the "
                           "shallow-water test cases set their own (TC5's cone) whatever it is",
                           True)  # fmt: skip
@@ -223,12 +259,24 @@ class FV3Namelist:
                                  "at start-up", False, supported=(False,),
                                  why="no mass fixer is implemented")  # fmt: skip
     nwat: int = _key(FV, I, _A + "424", "water species in condensate loading (none in the "
-                     "shallow-water core)", 0)  # fmt: skip
+                     "shallow-water core); the 3-D build's default is 3", 0,
+                     three_d=(C, (0,), "the adiabatic 3-D core has no condensate loading"))  # fmt: skip
     ncnst: int = _key(FV, I, _A + "609", "tracers advected by the dynamical core (from the "
                       "field_table; passive here)", 0)  # fmt: skip
     dnats: int = _key(FV, I, _A + "618", "tracers not advected by the dynamical core", 0)
-    inline_q: bool = _key(FV, I, _A + "442", "advect tracers inside the acoustic loop (passive "
-                          "here)", True)  # fmt: skip
+    inline_q: bool = _key(FV, I, _A + "442", "advect tracers inside the acoustic loop; the "
+                          "3-D build's default is .false.", True,
+                          three_d=(C, (False,), "the 3-D core sub-cycles its tracers after "
+                                   "the acoustic loop (tracer_2d)"))  # fmt: skip
+    q_split: int = _key(FV, I, _A + "572", "sub-cycles of tracer advection (0: from the "
+                        "Courant number; the 3-D core)", 0,
+                        three_d=(C, (0,), "the tracer sub-cycles follow the Courant number"))  # fmt: skip
+    z_tracer: bool = _key(FV, I, _A + "771", "transport tracers layer by layer, each with its "
+                          "own sub-cycles (tracer_2d_1L; the 3-D core)", False,
+                          three_d=(U, (), ""))  # fmt: skip
+    fill: bool = _key(FV, I, _A + "721", "fill negative tracer values from the cells above "
+                      "and below after remapping (fillz; the 3-D core)", False,
+                      three_d=(U, (), ""))  # fmt: skip
     # --- fv_core_nml: diagnostics ---------------------------------------------------------
     print_freq: int = _key(FV, U, _A + "577", "hours between printouts of the diagnostics; 0 "
                            "never, -n every n dt_atmos steps (fv_diagnostics.F90:1668-1690)",
@@ -238,8 +286,12 @@ class FV3Namelist:
     test_case: int = _key(TC, U, "test_cases.F90:125,6164", "the initial condition: 1 cosine "
                           "bell, 2 zonal geostrophic flow, 5 flow over a mountain, 6 "
                           "Rossby-Haurwitz wave, 7 barotropic instability, ... (test_cases.F90 "
-                          "lines 62-105); 11 (default) is the 3-D USGS-terrain cold start",
-                          11)  # fmt: skip
+                          "lines 62-105); 11 (default) is the 3-D USGS-terrain cold start; 12 "
+                          "and 13 the 3-D Jablonowski-Williamson steady state and baroclinic "
+                          "wave", 11)  # fmt: skip
+    checker_tr: bool = _key(TC, I, "test_cases.F90:135,6154", "set every tracer to a checkerboard "
+                            "(the 3-D core's test cases)", False,
+                            three_d=(U, (), ""))  # fmt: skip
     alpha: float = _key(TC, U, "test_cases.F90:132,6162", "angle (rad) of the solid-body flow to "
                         "the polar axis, test cases 1 and 2", 0.0)  # fmt: skip
     # --- main_nml (solo driver) -----------------------------------------------------------------
@@ -287,8 +339,9 @@ class FV3Namelist:
 
     @property
     def case(self) -> str | None:
-        """fv3core's name of ``test_case`` (:data:`FV3_TEST_CASES`), None if it has none."""
-        return FV3_TEST_CASES.get(self.test_case)
+        """fv3core's name of ``test_case`` (:data:`FV3_TEST_CASES`, :data:`FV3_3D_TEST_CASES`
+        for npz > 1), None if it has none."""
+        return (FV3_3D_TEST_CASES if self.is_3d else FV3_TEST_CASES).get(self.test_case)
 
     @property
     def acoustic_steps(self) -> int:
@@ -298,40 +351,64 @@ class FV3Namelist:
         return fv3_default_n_split(self.npx, self.npy, self.ntiles, self.dt_atmos,
                                    k_split=self.k_split, hydrostatic=self.hydrostatic)  # fmt: skip
 
+    @property
+    def is_3d(self) -> bool:
+        """FV3's 3-D build (npz > 1) rather than the shallow-water one (SW_DYNAMICS, npz = 1)."""
+        return self.npz > 1
+
+    @property
+    def core(self) -> str:
+        """Which of fv3core's cores runs the namelist, for messages."""
+        return "hydrostatic 3-D core" if self.is_3d else "shallow-water core"
+
+    def role(self, key: str) -> tuple[KeyRole, tuple[Any, ...], str]:
+        """``key``'s role, supported values and why, in this namelist's build."""
+        meta = _field(key).metadata
+        return meta["three_d"] if self.is_3d else (meta["role"], meta["supported"], meta["why"])
+
     def unsupported(self) -> list[str]:
-        """One message per key whose value fv3core's shallow-water core cannot run."""
+        """One message per key whose value fv3core's core for this build cannot run."""
         out: list[str] = []
         for f in fields(self):
-            supported = f.metadata["supported"]
+            _, supported, why = self.role(f.name)
             value = getattr(self, f.name)
             if supported and value not in supported:
-                must = " or ".join(fortran(v) for v in supported)
-                out.append(f"{_not_supported(f.name, value)} ({f.name} must be {must}: "
-                           f"{f.metadata['why']})")  # fmt: skip
+                must = ("one of " if len(supported) > 4 else "") + _values(supported)
+                out.append(f"{self._not_supported(f.name, value)} ({f.name} must be {must}: "
+                           f"{why})")  # fmt: skip
         if self.npx != self.npy:
-            out.append(f"{_not_supported('npy', self.npy)} (npy must equal npx = {self.npx}: "
+            out.append(f"{self._not_supported('npy', self.npy)} (npy must equal npx = {self.npx}: "
                        "fv3core's tiles are square)")  # fmt: skip
         if 0 in self.layout:
-            out.append(f"{_not_supported('layout', self.layout)} (layout 0 lets FV3 choose from "
+            out.append(f"{self._not_supported('layout', self.layout)} (layout 0 lets FV3 choose from "
                        "the number of ranks; give the layout, n,n)")
         elif self.layout[0] != self.layout[1]:
-            out.append(f"{_not_supported('layout', self.layout)} (layout must be square, "
+            out.append(f"{self._not_supported('layout', self.layout)} (layout must be square, "
                        "n,n: fv3core splits each tile into n x n ranks)")  # fmt: skip
-        for key in ("hord_mt", "hord_vt", "hord_dp"):
+        hords = ("hord_mt", "hord_vt", "hord_dp") + (("hord_tm", "hord_tr") if self.is_3d else ())
+        for key in hords:
             value = getattr(self, key)
             if value not in SUPPORTED_HORD:
                 must = ", ".join(map(str, SUPPORTED_HORD))
-                out.append(f"{_not_supported(key, value)} (fv3core's PPM implements hord "
+                out.append(f"{self._not_supported(key, value)} (fv3core's PPM implements hord "
                            f"{must})")  # fmt: skip
-        if self.test_case not in FV3_TEST_CASES:
-            what = FV3_TEST_CASE_NAMES.get(self.test_case, "not a cubed-sphere shallow-water case")
-            runs = ", ".join(f"{n} ({name})" for n, name in FV3_TEST_CASES.items())
-            out.append(f"{_not_supported('test_case', self.test_case)} ({what}; the FV3 "
-                       f"test cases fv3core knows: {runs})")  # fmt: skip
+        cases = FV3_3D_TEST_CASES if self.is_3d else FV3_TEST_CASES
+        if self.test_case not in cases:
+            what = FV3_TEST_CASE_NAMES.get(self.test_case, "not a cubed-sphere test case")
+            runs = ", ".join(f"{n} ({name})" for n, name in cases.items())
+            other = (f"; with npz = 1 the shallow-water cases {', '.join(map(str, FV3_TEST_CASES))}"
+                     if self.is_3d else "; with npz > 4 the 3-D cases "
+                     f"{', '.join(map(str, FV3_3D_TEST_CASES))}")  # fmt: skip
+            out.append(f"{self._not_supported('test_case', self.test_case)} ({what}; the FV3 "
+                       f"test cases fv3core's {self.core} knows: {runs}{other})")  # fmt: skip
         if self.run_seconds <= 0:
             out.append("main_nml: the run length days/hours/minutes/seconds is 0: give a "
                        "positive run length")  # fmt: skip
         return out
+
+    def _not_supported(self, key: str, value: Any) -> str:
+        return (f"{_field(key).metadata['group']}: {key} = {fortran(value)} is not supported by "
+                f"fv3core's {self.core}")
 
     def check_supported(self, source: str = "namelist") -> FV3Namelist:
         """``self``, or an FV3ConfigError listing every unsupported key of ``source``."""
@@ -370,21 +447,23 @@ class FV3Namelist:
                     except ValueError as exc:
                         problems.append(f"{group}: {key} = {fortran(value)}: {exc}")
                 elif key in IGNORED_KEYS.get(group, ()):
-                    log.debug("%s: %s: %s ignored (no effect on the shallow-water core)",
+                    log.debug("%s: %s: %s ignored (no effect on fv3core's dynamics)",
                               source, group, key)  # fmt: skip
                 elif key in REFUSED_KEYS.get(group, {}):
                     problems.append(f"{group}: {key} = {fortran(value)} is not supported by "
-                                    f"fv3core's shallow-water core ({REFUSED_KEYS[group][key]})")
+                                    f"fv3core ({REFUSED_KEYS[group][key]})")
                 elif key in DEFAULT_ONLY.get(group, {}):
                     default = DEFAULT_ONLY[group][key]
                     if not _same(value, default):
                         problems.append(
-                            f"{group}: {key} = {fortran(value)} is not supported by fv3core's "
-                            f"shallow-water core: it implements FV3's default "
+                            f"{group}: {key} = {fortran(value)} is not supported by fv3core: "
+                            f"it implements FV3's default "
                             f"{key} = {fortran(default)} only; remove the key"
                         )
                 else:
                     problems.append(_unknown_key(group, key))
+        if isinstance(values.get("npz"), int) and values["npz"] > 1:  # FV3's 3-D build
+            values = {**THREE_D_BUILD_DEFAULTS, **values}
         for f in fields(cls):
             if f.default is MISSING and f.name not in values:
                 problems.append(f"{f.metadata['group']}: {f.name} must be set (FV3 has no "
@@ -471,7 +550,7 @@ IGNORED_GROUPS: dict[str, str] = {
 #: regional-only settings, thread counts
 IGNORED_KEYS: dict[str, frozenset[str]] = {
     FV: frozenset({
-        "npz_type", "fv_eta_file", "npz_rst", "external_eta", "reset_eta", "remap_t", "remap_te",
+        "fv_eta_file", "npz_rst", "external_eta", "reset_eta", "remap_t",
         "write_3d_diags", "range_warn", "check_negative", "fv_land", "agrid_vel_rst",
         "write_coarse_restart_files", "write_coarse_diagnostics",
         "write_only_coarse_intermediate_restarts", "write_coarse_agrid_vel_rst",
@@ -479,19 +558,19 @@ IGNORED_KEYS: dict[str, frozenset[str]] = {
         "ignore_rst_cksum", "restart_from_agrid_winds", "res_latlon_dynamics",
         "res_latlon_tracers", "ncep_ic", "nggps_ic", "hrrrv3_ic", "ecmwf_ic", "use_gfso3",
         "fv_diag_ic", "halo_update_type", "reproduce_sum", "use_old_omega", "nf_omega",
-        "q_split", "z_tracer", "fill", "pnats", "dnrts", "trdm2",
-        "m_split", "a_imp", "p_fac", "use_logp", "d2bg_zq", "fill_wz", "make_hybrid_z",
+        "pnats", "dnrts", "m_split", "a_imp", "p_fac", "use_logp", "d2bg_zq", "fill_wz",
+        "make_hybrid_z",
         "phys_hydrostatic", "use_hydro_pressure", "do_uni_zfull", "gfs_phil", "fill_gfs",
         "filter_phys", "dwind_2d", "tau_h2o", "delt_max", "prevent_diss_cooling",
         "pass_full_omega_to_physics_in_non_hydrostatic_mode", "nudge_qv", "nudge_dz",
-        "dry_mass", "d2_bg_k1", "d2_bg_k2", "rf_cutoff", "sg_cutoff", "fv_sg_adj_weak",
+        "dry_mass", "rf_cutoff", "sg_cutoff", "fv_sg_adj_weak",
         "nord_zs_filter", "target_lat", "target_lon", "p_ref",
         "dx_const", "dy_const", "umax", "deglat", "domain_deg", "deglon_start", "deglon_stop",
         "deglat_start", "deglat_stop", "twowaynest", "nestbctype", "nestupdate", "nsponge",
         "s_weight", "update_blend", "bc_update_interval", "nrows_blend",
         "regional_bcs_from_gsi",
     }),  # fmt: skip
-    TC: frozenset({"checker_tr", "w_forcing"}),
+    TC: frozenset({"w_forcing"}),
     MAIN: frozenset({"memuse_interval", "atmos_nthreads", "use_hyper_thread"}),
 }
 
@@ -525,17 +604,29 @@ REFUSED_KEYS: dict[str, dict[str, str]] = {
 
 
 def key_table() -> list[dict[str, str]]:
-    """One row per FV3Namelist field: group, key, role, FV3 default, source, meaning."""
+    """One row per FV3Namelist field: group, key, role, FV3 default, source, meaning, and
+    role, default and supported values in FV3's 3-D build (npz > 1)."""
     rows = []
     for f in fields(FV3Namelist):
         default = "must be set" if f.default is MISSING else fortran(f.default)
         supported = f.metadata["supported"]
+        role_3d, supported_3d, _ = f.metadata["three_d"]
         rows.append({
             "group": f.metadata["group"], "key": f.name, "role": f.metadata["role"].value,
             "default": default, "source": f.metadata["source"], "meaning": f.metadata["meaning"],
             "supported": " or ".join(fortran(v) for v in supported) if supported else "",
+            "role_3d": role_3d.value,
+            "default_3d": fortran(THREE_D_BUILD_DEFAULTS.get(f.name, f.default))
+            if f.default is not MISSING else default,
+            "supported_3d": _values(supported_3d),
         })  # fmt: skip
     return rows
+
+
+def _values(supported: tuple[Any, ...]) -> str:
+    if len(supported) > 4:
+        return f"{', '.join(map(str, supported))}"
+    return " or ".join(fortran(v) for v in supported)
 
 
 def fortran(value: Any) -> str:
@@ -647,9 +738,8 @@ def _same(value: Any, default: Any) -> bool:
     return value == default
 
 
-def _not_supported(key: str, value: Any) -> str:
-    group = next(f.metadata["group"] for f in fields(FV3Namelist) if f.name == key)
-    return f"{group}: {key} = {fortran(value)} is not supported by fv3core's shallow-water core"
+def _field(key: str) -> Any:
+    return next(f for f in fields(FV3Namelist) if f.name == key)
 
 
 def _unknown_key(group: str, key: str) -> str:

@@ -47,14 +47,13 @@ def test_budgets_and_fields(two_hours, tmp_path) -> None:
 
 @pytest.mark.slow  # ~15 min on numpy: C24 L26, 6 large steps
 def test_c24_six_hours_equals_fortran_fv3() -> None:
-    """C24 L26, dt_atmos 3600 s, FV3's JW namelist (k_split 2, n_split 4, hord 10, kord 8/-8/8,
+    """C24 L26, dt_atmos 3600 s, read from the Fortran run's input.nml (k_split 2, n_split 4, hord 10, kord 8/-8/8,
     nord 1, d4_bg 0.12, d2_bg_k1 0.15, d2_bg_k2 0.02): after 6 h, ps and the 850 hPa fields equal
     the Fortran model's netCDF output.  Measured: ps 6e-13, delp 6.5e-13, temperature 7.9e-11
     relative (round-off grown over 48 acoustic steps); tolerances 1e-11 (ps), 1e-9 (t850),
     1e-8 of the field's range (u850, v850, vort850)."""
     ref = load_3d_run_extract(JW_C24)
-    cfg = FV3Config.from_dict({"case": "baroclinic", "resolution": 24, "dt": 3600.0,
-                               "days": 0.25}, source="test")  # fmt: skip
+    cfg = FV3Config.from_namelist(JW_C24 / "input.nml", days=0.25)  # the Fortran run's own
     result = run(cfg, progress=False, history_every_s=6 * 3600.0)
     hours, fields = result.history[-1]
     assert hours == 6 * 3600.0

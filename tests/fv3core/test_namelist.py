@@ -230,8 +230,12 @@ def test_fv3s_own_n_split(npx: int, dt: int, hydrostatic: bool, n_split: int) ->
 
 
 @pytest.mark.parametrize(("changes", "message"), [
-    ({"npz": "30"}, "fv_core_nml: npz = 30 is not supported by fv3core's shallow-water core "
-                    "(npz must be 1: the shallow-water core has one layer)"),
+    ({"npz": "30"}, "test_case_nml: test_case = 2 is not supported by fv3core's hydrostatic "
+                    "3-D core (zonal geostrophically balanced flow; the FV3 test cases fv3core's "
+                    "hydrostatic 3-D core knows: 12 (baroclinic_steady), 13 (baroclinic); with "
+                    "npz = 1 the shallow-water cases 1, 2, 5, 6, 7)"),
+    ({"npz": "3"}, "fv_core_nml: npz = 3 is not supported by fv3core's hydrostatic 3-D core "
+                   "(npz must be one of 5, 10, 24, 26, 30"),
     ({"hord_mt": "9"}, "fv_core_nml: hord_mt = 9 is not supported by fv3core's shallow-water "
                        "core (fv3core's PPM implements hord 5, 6, 8, 10)"),
     ({"grid_type": "2"}, "fv_core_nml: grid_type = 2 is not supported"),
@@ -246,6 +250,9 @@ def test_fv3s_own_n_split(npx: int, dt: int, hydrostatic: bool, n_split: int) ->
     ({"na_init": "1"}, "na_init = 1 is not supported"),
     ({"test_case": "3"}, "test_case_nml: test_case = 3 is not supported by fv3core's "
                          "shallow-water core (non-rotating potential flow"),
+    ({"test_case": "13"}, "test_case = 13 is not supported by fv3core's shallow-water core "
+                          "(Jablonowski & Williamson baroclinic wave (3-D); the FV3 test cases "
+                          "fv3core's shallow-water core knows: 1 (williamson1)"),
     ({"days": "1\n months = 1"}, "main_nml: months = 1 is not supported"),
 ])  # fmt: skip
 def test_unsupported_values_are_refused_by_name(changes: dict[str, str], message: str) -> None:
@@ -279,8 +286,8 @@ def test_keys_fv3core_does_not_implement_unknown_keys_and_groups() -> None:
     with pytest.raises(FV3ConfigError) as info:
         _nml(_with(consv_te="1.", fv_sg_adj="600", n_splt="3"))
     msg = str(info.value)
-    assert "fv_core_nml: consv_te = 1.0 is not supported by fv3core's shallow-water core: it " \
-           "implements FV3's default consv_te = 0.0 only" in msg  # fmt: skip
+    assert "fv_core_nml: consv_te = 1.0 is not supported by fv3core: it implements FV3's " \
+           "default consv_te = 0.0 only" in msg  # fmt: skip
     assert "fv_sg_adj = 600 is not supported" in msg
     assert "fv_core_nml: n_splt is not an FV3 fv_core_nml key (FV3 stops on it); did you mean " \
            "n_split?" in msg  # fmt: skip
@@ -340,7 +347,8 @@ def test_from_namelist_with_a_case_this_build_cannot_run(tmp_path: Path) -> None
     path = tmp_path / "input.nml"
     path.write_text(_with(test_case="3"))
     with pytest.raises(FV3ConfigError, match=r"test_case = 3 is not supported .*non-rotating "
-                                             r"potential flow; the FV3 test cases fv3core knows: "
+                                             r"potential flow; the FV3 test cases fv3core's "
+                                             r"shallow-water core knows: "
                                              r"1 \(williamson1\), 2"):  # fmt: skip
         FV3Config.from_namelist(path)
     path.write_text(_with(test_case="7"))
@@ -430,3 +438,106 @@ def test_the_docs_key_table_is_the_generated_one() -> None:
     page = (Path(__file__).resolve().parents[2] / "docs" / "fv3core" / "README.md").read_text()
     table = page.split("<!-- namelist-keys:begin -->\n")[1].split("\n<!-- namelist-keys:end -->")[0]
     assert table == namelist_table_markdown(), "regenerate: fv3core.config.namelist_table_markdown()"
+
+
+# --- the 3-D build (npz > 1) ----------------------------------------------------------------------
+
+JW_NAMELIST = Path(__file__).parent / "data" / "fortran" / "jw_C24_L26" / "input.nml"
+
+
+def _jw(**changes: str) -> str:
+    """The Fortran JW run's namelist (tests/fv3core/data/fortran/jw_C24_L26) with keys of
+    fv_core_nml set (``None``: removed)."""
+    lines = []
+    for line in JW_NAMELIST.read_text().splitlines():
+        key = line.split("=")[0].strip().lower()
+        if key in changes:
+            if changes[key] is not None:
+                lines.append(f"       {key} = {changes.pop(key)}")
+            else:
+                changes.pop(key)
+            continue
+        lines.append(line)
+        if line.strip().lower() == "&fv_core_nml":
+            lines += [f"       {k} = {v}" for k, v in changes.items() if v is not None]
+    return "\n".join(lines) + "\n"
+
+
+def test_the_fortran_jw_namelist_gives_fv3s_3d_configuration() -> None:
+    """The namelist of the Fortran JW C24 L26 reference run (FV3's hydrostatic build): the
+    config is the 3-D core with every key the namelist sets (k_split 2, n_split 4, hord 10,
+    hord_tr 8, kord 8/-8/8, nord 1, d4_bg 0.12, d2_bg_k1 0.15, d2_bg_k2 0.02, n_sponge 1
+    from the 3-D build's default, is_ideal_case) and FV3's defaults (fill and z_tracer false)."""
+    cfg = FV3Config.from_namelist(JW_NAMELIST)
+    assert (cfg.case, cfg.is_3d, cfg.resolution, cfg.nz, cfg.dt, cfg.days) == (
+        "baroclinic", True, 24, 26, 3600.0, 1.0)  # fmt: skip
+    assert (cfg.k_split, cfg.n_split, cfg.hord_mt, cfg.hord_tm, cfg.hord_tr) == (2, 4, 10, 10, 8)
+    assert (cfg.kord_mt, cfg.kord_tm, cfg.kord_tr, cfg.nord, cfg.d4_bg) == (8, -8, 8, 1, 0.12)
+    assert (cfg.n_sponge, cfg.d2_bg_k1, cfg.d2_bg_k2, cfg.is_ideal_case) == (1, 0.15, 0.02, True)
+    assert (cfg.fill, cfg.z_tracer, cfg.checker_tr, cfg.constants) == (False, False, False, "ufs")
+    opts = cfg.hydrostatic_options()
+    assert (opts.k_split, opts.fill, opts.dyn_core.n_sponge, opts.dyn_core.d2_bg_k1) == (
+        2, False, 1, 0.15)  # fmt: skip
+    nml = FV3Namelist.from_text(JW_NAMELIST.read_text().replace("test_case = 13",
+                                                                "test_case = 12"))  # fmt: skip
+    assert nml.case == "baroclinic_steady" and nml.is_3d and nml.core == "hydrostatic 3-D core"
+
+
+def _write(text: str, name: str) -> Path:
+    import tempfile
+
+    path = Path(tempfile.mkdtemp()) / name
+    path.write_text(text)
+    return path
+
+
+def test_a_3d_namelist_takes_the_3d_builds_defaults() -> None:
+    """FV3's 3-D build has other defaults than SW_DYNAMICS (fv_arrays.F90 lines 415-479):
+    a 3-D namelist that leaves out d_ext, warm_start, adiabatic and nwat gets FV3's 0.02,
+    .true., .false. and 3, which the adiabatic dry core refuses by name; n_sponge is 1."""
+    text = _jw(d_ext=None, warm_start=None, adiabatic=None, nwat=None)
+    nml = FV3Namelist.from_text(text, "jw.nml")
+    assert (nml.d_ext, nml.warm_start, nml.adiabatic, nml.nwat, nml.inline_q) == (
+        0.02, True, False, 3, False)  # fmt: skip
+    assert FV3Namelist.from_text(_jw(n_sponge=None), "jw.nml").n_sponge == 1
+    with pytest.raises(FV3ConfigError) as info:
+        nml.check_supported("jw.nml")
+    msg = str(info.value)
+    for part in ("d_ext = 0.02 is not supported by fv3core's hydrostatic 3-D core",
+                 "warm_start = .true. is not supported", "adiabatic = .false. is not supported",
+                 "nwat = 3 is not supported by fv3core's hydrostatic 3-D core (nwat must be 0: "
+                 "the adiabatic 3-D core has no condensate loading)"):  # fmt: skip
+        assert part in msg, part
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"nord_tr": "2"}, "nord_tr = 2 is not supported by fv3core's hydrostatic 3-D core "
+                       "(nord_tr must be 0: tracer damping (nord_tr, trdm2) is not implemented)"),
+    ({"trdm2": "0.1"}, "trdm2 = 0.1 is not supported"),
+    ({"q_split": "3"}, "q_split = 3 is not supported"),
+    ({"inline_q": ".T."}, "inline_q = .true. is not supported"),
+    ({"npz_type": "'gfs'"}, "npz_type = 'gfs' is not supported"),
+    ({"remap_te": ".T."}, "remap_te = .true. is not supported"),
+    ({"hord_tr": "9"}, "hord_tr = 9 is not supported by fv3core's hydrostatic 3-D core "
+                       "(fv3core's PPM implements hord 5, 6, 8, 10)"),
+    ({"npz": "29"}, "npz = 29 is not supported by fv3core's hydrostatic 3-D core (npz must be "
+                    "one of 5, 10, 24, 26, 30"),
+])  # fmt: skip
+def test_3d_keys_fv3core_does_not_implement_are_refused(changes: dict[str, str],
+                                                         message: str) -> None:  # fmt: skip
+    """The 3-D build reads keys the shallow-water build ignores; the values fv3core's 3-D core
+    does not implement are refused by name (the same keys pass in a shallow-water namelist,
+    test_keys_fv3core_does_not_implement_unknown_keys_and_groups)."""
+    with pytest.raises(FV3ConfigError) as info:
+        read_namelist(_write(_jw(**changes), "jw.nml"))
+    assert message in str(info.value)
+
+
+def test_3d_options_of_a_namelist_reach_the_config() -> None:
+    """Keys the 3-D build reads set FV3Config's keys of the same name."""
+    text = _jw(k_split="1", n_sponge="2", fill=".T.", z_tracer=".T.", kord_tm="9",
+               hord_tm="8", d2_bg_k1="0.2")  # fmt: skip
+    cfg = FV3Config.from_namelist(_write(text.replace("test_case = 13", "test_case = 13\n"
+                                                      "    checker_tr = .T."), "jw.nml"))  # fmt: skip
+    assert (cfg.k_split, cfg.n_sponge, cfg.fill, cfg.z_tracer, cfg.kord_tm) == (1, 2, True, True, 9)
+    assert (cfg.hord_tm, cfg.d2_bg_k1, cfg.checker_tr) == (8, 0.2, True)

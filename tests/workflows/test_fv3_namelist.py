@@ -67,7 +67,7 @@ def test_namelist_with_config_and_unrunnable_schemes_are_refused(namelist, runs,
     assert f"--namelist {namelist} and --config {config}: give one of them" in caplog.text
     namelist.write_text(NAMELIST.replace("npz    = 1", "npz = 30"))
     assert main(["fv3", "run", "--namelist", str(namelist), "--dynamics", "geometric"]) == 1
-    assert "fv_core_nml: npz = 30 is not supported by fv3core's shallow-water core" in caplog.text
+    assert "test_case = 2 is not supported by fv3core's hydrostatic 3-D core" in caplog.text
     assert runs == []  # the driver is never reached
 
 
@@ -145,3 +145,14 @@ def test_fv3_step_refuses_a_namelist_fv3core_cannot_read(namelist, tmp_path) -> 
                                         r"resolution C10 is not divisible by layout 3"):  # fmt: skip
         _spec({"namelist": "input.nml", "layout": 3, "sweep": {"resolution": [12, 10]}},
               tmp_path)  # fmt: skip
+
+
+def test_a_3d_namelist_on_the_command_line(runs) -> None:
+    """The Fortran JW run's namelist (FV3's hydrostatic build, npz 26) runs the 3-D core with
+    its keys; the options still override it."""
+    path = Path(__file__).resolve().parents[1] / "fv3core" / "data" / "fortran" / "jw_C24_L26" / "input.nml"
+    assert main(["fv3", "run", "--namelist", str(path), "--resolution", "12", "--days", "0.25"]) == 0
+    (cfg,) = runs
+    assert (cfg.case, cfg.nz, cfg.resolution, cfg.days, cfg.k_split, cfg.n_split) == (
+        "baroclinic", 26, 12, 0.25, 2, 4)  # fmt: skip
+    assert (cfg.d2_bg_k1, cfg.n_sponge, cfg.kord_tm, cfg.hord_tr) == (0.15, 1, -8, 8)
