@@ -60,6 +60,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "same rounds); numpy is single-threaded")
     p.add_argument("--step", choices=["dynamics", "transport"], default="dynamics",
                    help="dynamics: TC2 shallow-water step (default); transport: TC1 fvtp2d step")
+    p.add_argument("--case", choices=["williamson2", "baroclinic"], default="williamson2",
+                   help="williamson2: the shallow-water step of --step (default); baroclinic: "
+                   "one large step of FV3's hydrostatic 3-D core on the JW06 wave with FV3's "
+                   "JW options (time per step, halo share, memory per rank; its table is the "
+                   "'baroclinic' block of --markdown)")
+    p.add_argument("--levels", type=int, default=30,
+                   help="--case baroclinic: FV3's npz (default 30)")
+    p.add_argument("--rtol", type=float, default=1e-9,
+                   help="--case baroclinic: the largest relative difference from numpy after "
+                   "one step a backend may have (default 1e-9)")
     p.add_argument("--mpi-ranks", type=int, default=6, choices=[0, 6],
                    help="measure the halo-exchange share under mpiexec -n 6 (0 = skip)")
     p.add_argument("--profile", action="store_true",
@@ -335,6 +345,10 @@ def _mpi_share(backend: str, n: int, repeats: int, step: str) -> dict[str, float
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
+    if args.case == "baroclinic":
+        from benchmarks.fv3_baroclinic import run as run_baroclinic
+
+        return run_baroclinic(args)
     n = args.resolution
     backends = ["numpy"] + [b for b in args.backends if b != "numpy"]
     stream = stream_triad()

@@ -1,0 +1,183 @@
+"""FV3's hydrostatic 3-D core on the JW06 baroclinic wave (``stratoflow bench fv3 --case
+baroclinic``): one large step (``dt_atmos``: ``k_split`` x (``n_split`` acoustic steps of
+``dyn_core``, tracer transport, vertical remapping)) with FV3's JW options at C<N> L<levels>,
+all 6 ranks in this process.
+
+Measures in one run, per backend: the median time of a large step (all backends interleaved
+round by round, after one validation step checked against numpy), its spread, the share of
+``dyn_core``'s halo updates in it, and the memory per rank (the model's field storages per rank,
+and the process's peak resident set size divided by the ranks).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import resource
+from typing import Any
+
+import numpy as np
+
+from benchmarks.common import (
+    BenchmarkError,
+    machine_info,
+    markdown_table,
+    set_openmp_threads,
+    time_interleaved,
+    write_json,
+)
+
+log = logging.getLogger(__name__)
+
+#: the outputs compared with numpy's after the validation step
+CHECKED = ("ps", "temperature", "ua", "va", "delp")
+
+
+class BaroclinicStep:
+    """One backend's JW model, built as ``stratoflow fv3 run --case baroclinic`` builds it."""
+
+    def __init__(self, backend: str, resolution: int, levels: int, days: float = 1.0) -> None:
+        from fv3core.config import FV3Config
+        from fv3core.decomposition import decompose
+        from fv3core.driver import experiment_for
+        from stencils.factory import StencilFactory
+
+        self.config = FV3Config.from_dict({"case": "baroclinic", "resolution": resolution,
+                                           "nz": levels, "backend": backend, "days": days},
+                                          source="bench")  # fmt: skip
+        experiment = experiment_for(self.config)
+        self.decomposition = decompose(resolution, 1, radius=experiment.radius,
+                                       alpha=experiment.coriolis_alpha)  # fmt: skip
+        rate = self.decomposition.max_over_ranks(experiment.cfl_rate) / experiment.substeps
+        _, self.dt = self.config.steps_for(rate)
+        factory = StencilFactory(backend)
+        self.model = self.decomposition.build_serially(
+            lambda: experiment.build(factory, self.decomposition, self.dt))
+        self.ranks = self.decomposition.total_ranks
+
+    def step(self) -> None:
+        self.model.step()
+
+    @property
+    def halo_seconds(self) -> float:
+        return self.model.dynamics.halo_seconds
+
+    def fields(self) -> dict[str, np.ndarray]:
+        out = self.decomposition.gather_fields(self.model.output_fields())
+        return {k: out[k] for k in CHECKED}
+
+    def storage_bytes_per_rank(self) -> float:
+        """Bytes of the field storages the model holds, per rank (arrays reachable from the
+        ranks' state objects, each counted once)."""
+        seen: set[int] = set()
+        total = 0
+
+        def visit(obj: Any, depth: int) -> None:
+            nonlocal total
+            if id(obj) in seen or depth > 4:
+                return
+            seen.add(id(obj))
+            nbytes = getattr(obj, "nbytes", None)
+            if isinstance(nbytes, int) and hasattr(obj, "shape"):
+                total += nbytes
+                return
+            if isinstance(obj, dict):
+                items = obj.values()
+            elif isinstance(obj, list | tuple):
+                items = obj
+            elif hasattr(obj, "__dict__"):
+                items = vars(obj).values()
+            else:
+                return
+            for item in items:
+                visit(item, depth + 1)
+
+        dynamics = self.model.dynamics
+        for r in dynamics.ranks.values():
+            visit(r, 0)
+        return total / self.ranks
+
+
+def run(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    n, levels = args.resolution, args.levels
+    backends = ["numpy"] + [b for b in args.backends if b != "numpy"]
+    models: dict[str, BaroclinicStep] = {}
+    reference: dict[str, np.ndarray] | None = None
+    deviation: dict[str, float] = {}
+    for backend in tqdm(backends, desc="fv3 baroclinic bench: build", unit="backend",
+                        disable=None):  # fmt: skip
+        model = BaroclinicStep(backend, n, levels)
+        model.step()  # builds/loads every stencil; the validation step
+        fields = model.fields()
+        if reference is None:
+            reference = fields
+        worst = max(float(np.abs(fields[k] - reference[k]).max() / np.abs(reference[k]).max())
+                    for k in CHECKED)  # fmt: skip
+        if not worst <= args.rtol:
+            raise BenchmarkError(f"{backend} disagrees with numpy after one step: max relative "
+                                 f"difference {worst:.3g} > --rtol {args.rtol:g}")  # fmt: skip
+        deviation[backend] = worst
+        models[backend] = model
+    set_openmp_threads(1)
+    halo_before = {b: m.halo_seconds for b, m in models.items()}
+    # no warm-up and one step per turn: each backend steps args.repeats times
+    steps = time_interleaved({b: m.step for b, m in models.items()}, args.repeats, warmup=0)
+    results: dict[str, Any] = {}
+    for backend, model in models.items():
+        t = steps[backend]
+        halo = (model.halo_seconds - halo_before[backend]) / args.repeats
+        results[backend] = {
+            "step_s": t.median_s, "min_s": t.min_s, "max_s": t.max_s, "spread": t.spread,
+            "repeats": t.repeats, "halo_share_in_process": halo / t.median_s,
+            "max_relative_difference_vs_numpy": deviation[backend],
+            "storage_MB_per_rank": model.storage_bytes_per_rank() / 1e6,
+        }  # fmt: skip
+    base = results["numpy"]["step_s"]
+    for r in results.values():
+        r["speedup_vs_numpy"] = base / r["step_s"]
+    peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: kB
+    cfg = models["numpy"].config
+    payload = {
+        "benchmark": "fv3", "case": "baroclinic", "resolution": n, "levels": levels,
+        "dt_atmos": models["numpy"].dt, "k_split": cfg.k_split, "n_split": cfg.n_split,
+        "machine": machine_info(), "backends": results,
+        "process_peak_rss_MB_per_rank": peak_rss / 1e6 / models["numpy"].ranks,
+    }  # fmt: skip
+    write_json(args.json, payload)
+    if args.markdown is not None:
+        from stencils.atomic import atomic_update_block
+
+        atomic_update_block(args.markdown, "baroclinic", markdown(payload, args))
+    return 0
+
+
+def markdown(payload: dict[str, Any], args: argparse.Namespace) -> str:
+    """The generated table of ``payload`` (the ``baroclinic`` block of docs/benchmarks/fv3core.md)."""
+    n, levels = payload["resolution"], payload["levels"]
+    rows = [[b, f"{r['step_s']:.2f}", f"{100 * r['spread']:.0f}%", f"{r['speedup_vs_numpy']:.1f}x",
+             f"{100 * r['halo_share_in_process']:.0f}%", f"{r['storage_MB_per_rank']:.0f}",
+             f"{r['max_relative_difference_vs_numpy']:.1e}"]
+            for b, r in payload["backends"].items()]  # fmt: skip
+    lines = [
+        f"# fv3core benchmark: one large step of FV3's hydrostatic 3-D core, JW06 baroclinic "
+        f"wave, C{n} L{levels}",
+        "",
+        f"`stratoflow bench fv3 --case baroclinic --resolution {n} --levels {levels} --repeats "
+        f"{args.repeats} --json FILE`: dt_atmos {payload['dt_atmos']:g} s = k_split "
+        f"{payload['k_split']} x n_split {payload['n_split']} acoustic steps, FV3's JW options "
+        "(hord 10, hord_tr 8, kord 8/-8/8, nord 1, d4_bg 0.12), the 6 ranks in one process, 1 "
+        "OpenMP thread; the median of the repeats, backends interleaved round by round; spread "
+        "(max - min) / median. Halo share: dyn_core's halo updates (in-process copies) over the "
+        "step. Storage: the model's field storages per rank. Each backend's first step is "
+        "compared with numpy's (max relative difference of ps, T, ua, va, delp). Machine: "
+        f"{payload['machine'].get('cpu', '?')}; shared and noisy.",
+        "",
+        markdown_table(["backend", "step (s)", "spread", "vs numpy", "halo share",
+                        "storage MB/rank", "vs numpy after 1 step"], rows),  # fmt: skip
+        f"Process peak RSS / 6 ranks: {payload['process_peak_rss_MB_per_rank']:.0f} MB (every "
+        "backend's model in one process).",
+        "",
+    ]
+    return "\n".join(lines)
