@@ -375,7 +375,9 @@ class FV3Config:
         From the namelist: case (test_case), resolution (npx - 1), layout, days (main_nml
         days/hours/minutes/seconds), dt (dt_atmos), n_split (FV3's own choice when 0), nord,
         d4_bg, d2_bg, fv3_dddmp (dddmp), do_vort_damp, vtdm4, beta, hord (hord_dp) and hord_mt/vt/dp,
-        alpha, nz (npz), print_freq; dynamics 'fv3' and constants 'ufs' unless overridden. An
+        alpha, nz (npz), print_freq; with npz > 1 (FV3's 3-D build) also k_split, hord_tm,
+        hord_tr, kord_mt/tm/tr, n_sponge, d2_bg_k1/k2, is_ideal_case, checker_tr, z_tracer and
+        fill; dynamics 'fv3' and constants 'ufs' unless overridden. An
         override of ``hord`` sets hord_mt/vt/dp too (unless they are overridden themselves)."""
         path = Path(path)
         nml = read_namelist(path)
