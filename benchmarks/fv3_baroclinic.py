@@ -12,7 +12,6 @@ and the process's peak resident set size divided by the ranks).
 from __future__ import annotations
 
 import argparse
-import logging
 import resource
 from typing import Any
 
@@ -27,8 +26,6 @@ from benchmarks.common import (
     write_json,
 )
 
-log = logging.getLogger(__name__)
-
 #: the outputs compared with numpy's after the validation step
 CHECKED = ("ps", "temperature", "ua", "va", "delp")
 
@@ -38,21 +35,12 @@ class BaroclinicStep:
 
     def __init__(self, backend: str, resolution: int, levels: int, days: float = 1.0) -> None:
         from fv3core.config import FV3Config
-        from fv3core.decomposition import decompose
-        from fv3core.driver import experiment_for
-        from stencils.factory import StencilFactory
+        from fv3core.driver import build_model
 
         self.config = FV3Config.from_dict({"case": "baroclinic", "resolution": resolution,
                                            "nz": levels, "backend": backend, "days": days},
                                           source="bench")  # fmt: skip
-        experiment = experiment_for(self.config)
-        self.decomposition = decompose(resolution, 1, radius=experiment.radius,
-                                       alpha=experiment.coriolis_alpha)  # fmt: skip
-        rate = self.decomposition.max_over_ranks(experiment.cfl_rate) / experiment.substeps
-        _, self.dt = self.config.steps_for(rate)
-        factory = StencilFactory(backend)
-        self.model = self.decomposition.build_serially(
-            lambda: experiment.build(factory, self.decomposition, self.dt))
+        _, self.decomposition, self.model, _, self.dt = build_model(self.config)
         self.ranks = self.decomposition.total_ranks
 
     def step(self) -> None:

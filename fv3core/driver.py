@@ -7,6 +7,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -103,6 +104,24 @@ def experiment_for(config: FV3Config) -> Experiment:
     return TransportExperiment(config)
 
 
+def build_model(config: FV3Config, *, factory: StencilFactory | None = None, mpi: bool = False
+                ) -> tuple[Experiment, Any, Any, int, float]:  # fmt: skip
+    """The experiment of ``config``, its decomposition, the model built on it (every rank of
+    this process, ``factory`` or ``StencilFactory(config.backend)``), the number of steps and
+    the step dt (``config.steps_for`` the experiment's CFL rate)."""
+    experiment = experiment_for(config)
+    n = config.resolution
+    decomposition = decompose(n, config.layout, mpi=mpi, radius=experiment.radius,
+                              alpha=experiment.coriolis_alpha)  # fmt: skip
+    rate = decomposition.max_over_ranks(experiment.cfl_rate) / experiment.substeps
+    steps, dt = config.steps_for(rate)
+    log.info("%s C%d on %d ranks: %d steps of %.1f s (%d substeps each)", config.case, n,
+             decomposition.total_ranks, steps, dt, experiment.substeps)  # fmt: skip
+    factory = factory if factory is not None else StencilFactory(config.backend)
+    model = decomposition.build_serially(lambda: experiment.build(factory, decomposition, dt))
+    return experiment, decomposition, model, steps, dt
+
+
 def run(
     config: FV3Config,
     *,
@@ -121,16 +140,7 @@ def run(
     (:attr:`RunResult.printouts`).  Global fields and diagnostics arrive on the root rank only."""
     from tqdm import tqdm
 
-    experiment = experiment_for(config)
-    n = config.resolution
-    decomposition = decompose(n, config.layout, mpi=mpi, radius=experiment.radius,
-                              alpha=experiment.coriolis_alpha)  # fmt: skip
-    rate = decomposition.max_over_ranks(experiment.cfl_rate) / experiment.substeps
-    steps, dt = config.steps_for(rate)
-    log.info("%s C%d on %d ranks: %d steps of %.1f s (%d substeps each)", config.case, n,
-             decomposition.total_ranks, steps, dt, experiment.substeps)  # fmt: skip
-    factory = factory if factory is not None else StencilFactory(config.backend)
-    model = decomposition.build_serially(lambda: experiment.build(factory, decomposition, dt))
+    experiment, decomposition, model, steps, dt = build_model(config, factory=factory, mpi=mpi)
     geometry = decomposition.gather_fields(model.cell_geometry())
     start = decomposition.gather_fields(model.output_fields())
     history = [(0.0, start)] if history_every_s > 0 and start is not None else []
@@ -149,7 +159,7 @@ def run(
         printout(0, start)
     next_output = history_every_s
     seconds = 0.0
-    for step in tqdm(range(1, steps + 1), desc=f"{config.case} C{n}", unit="step",
+    for step in tqdm(range(1, steps + 1), desc=f"{config.case} C{config.resolution}", unit="step",
                      disable=not (progress and decomposition.is_root)):  # fmt: skip
         t0 = time.perf_counter()
         model.step()

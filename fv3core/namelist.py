@@ -614,7 +614,7 @@ def key_table() -> list[dict[str, str]]:
         rows.append({
             "group": f.metadata["group"], "key": f.name, "role": f.metadata["role"].value,
             "default": default, "source": f.metadata["source"], "meaning": f.metadata["meaning"],
-            "supported": " or ".join(fortran(v) for v in supported) if supported else "",
+            "supported": _values(supported),
             "role_3d": role_3d.value,
             "default_3d": fortran(THREE_D_BUILD_DEFAULTS.get(f.name, f.default))
             if f.default is not MISSING else default,
@@ -756,7 +756,7 @@ def _range_problems(nml: FV3Namelist) -> list[str]:
     out: list[str] = []
 
     def bad(key: str, rule: str) -> None:
-        group = next(f.metadata["group"] for f in fields(FV3Namelist) if f.name == key)
+        group = _field(key).metadata["group"]
         out.append(f"{group}: {key} = {fortran(getattr(nml, key))} is outside FV3's range "
                    f"({rule})")  # fmt: skip
 
