@@ -198,6 +198,17 @@ def _cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
+def git_revision() -> str:
+    """``git describe --always --dirty`` of this checkout ("unknown" outside git)."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        out = subprocess.run(["git", "-C", str(root), "describe", "--always", "--dirty"],
+                             capture_output=True, text=True, check=True)  # fmt: skip
+        return out.stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
 def write_json(path: Path | str, payload: dict[str, Any]) -> Path:
     return atomic_write_text(path, json.dumps(payload, indent=2, sort_keys=False) + "\n")
 

@@ -19,12 +19,17 @@ import argparse
 import json
 import logging
 import math
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import BenchmarkError, machine_info, write_json, write_markdown
+from benchmarks.common import (
+    BenchmarkError,
+    git_revision,
+    machine_info,
+    write_json,
+    write_markdown,
+)
 from fv3core.config import FV3Config
 from fv3core.errors import FV3ConfigError, FV3ReferenceError
 from fv3core.validation.norms import (
@@ -98,16 +103,6 @@ def model_gravity(cfg: FV3Config) -> float:
         return float(experiment_for(cfg).case.gravity)  # type: ignore[attr-defined]
     except (AttributeError, ImportError):
         return GRAVITY
-
-
-def git_revision() -> str:
-    root = Path(__file__).resolve().parent.parent
-    try:
-        out = subprocess.run(["git", "-C", str(root), "describe", "--always", "--dirty"],
-                             capture_output=True, text=True, check=True)  # fmt: skip
-        return out.stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 # -- measuring ----------------------------------------------------------------------------------

@@ -31,6 +31,7 @@ from fv3core.testcases.jablonowski_williamson import JWInitialState, init_jw
 from fv3core.validation.baroclinic_norms import (
     dry_air_mass,
     extrema,
+    printed_extrema,
     total_energy,
     tracer_mass,
     zonal_mean_wind_l2,
@@ -203,7 +204,9 @@ class BaroclinicExperiment:
         changes of dry-air mass, tracer masses and total energy (``*_change`` in kg and J,
         ``*_relative_change`` where the initial value is not 0), the total-energy
         drift per day, JW06's ``l2`` of the zonal-mean zonal wind change (on model levels,
-        1-degree grid), and the lon-lat fields ``<name>_latlon``."""
+        1-degree grid), FV3's printed extrema (``PS_max``, ``UA_mean``, ...:
+        :func:`~fv3core.validation.baroclinic_norms.printed_extrema`), and the lon-lat fields
+        ``<name>_latlon``."""
         regrid = self.regridder(grid)
         before, after = self.budgets(start, grid), self.budgets(end, grid)
         days = t_end / 86400.0
@@ -216,6 +219,7 @@ class BaroclinicExperiment:
         ps = end["ps"]
         for key, value in extrema(ps, grid.lon, grid.lat).items():
             d[f"ps_{key}"] = value
+        d.update(printed_extrema(end, grid.area))
         u_ll = np.stack([regrid(end["ua"][..., k]) for k in range(end["ua"].shape[-1])], -1)
         u0_ll = np.stack([regrid(start["ua"][..., k]) for k in range(start["ua"].shape[-1])], -1)
         dp = np.diff(self.levels.interface_pressure(1.0e5))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -72,8 +73,18 @@ def printout_steps(print_freq: int, dt: float) -> int:
 
 
 def log_printout(case: str, seconds: float, diagnostics: dict[str, float]) -> None:
-    """One printout: the error norms and invariants, as FV3's SWNORMS/SWINV lines."""
+    """One printout: for a 3-D case FV3's printed extrema (``fv_diag``'s PS, UA, VA, TA max and
+    min) and the budgets, otherwise the error norms and invariants as FV3's SWNORMS/SWINV
+    lines."""
     d = diagnostics
+    if "PS_min" in d:
+        log.info("%s day=%.6f PS max=%.6f min=%.6f mean=%.6f hPa UA max=%.6f min=%.6f VA max=%.6f "
+                 "min=%.6f TA max=%.6f min=%.6f dry_mass_n=%.3e energy_n=%.6e", case,
+                 seconds / 86400.0, d["PS_max"], d["PS_min"], d["PS_mean"], d["UA_max"],
+                 d["UA_min"], d["VA_max"], d["VA_min"], d["TA_max"], d["TA_min"],
+                 d.get("dry_mass_relative_change", np.nan),
+                 d.get("total_energy_relative_change", np.nan))  # fmt: skip
+        return
     log.info("%s day=%.6f h l1=%.6e l2=%.6e linf=%.6e wind l1=%.6e l2=%.6e linf=%.6e "
              "mass_n=%.3e energy_n=%.6e enstr_n=%.6e Hmin=%.6f Hmax=%.6f", case,
              seconds / 86400.0, d.get("l1", np.nan), d.get("l2", np.nan), d.get("linf", np.nan),
@@ -129,13 +140,15 @@ def run(
     mpi: bool = False,
     progress: bool = True,
     history_every_s: float = 0.0,
+    history_fields: Collection[str] | None = None,
 ) -> RunResult:
     """Run ``config`` on all ranks in this process, or (``mpi``) as this MPI rank.
 
     ``factory`` builds the stencils (default: a plain ``StencilFactory(config.backend)``; pass
     a :class:`mapping.tuning.TunedStencilFactory` to build stencils with applied tuned
     schedules).  ``history_every_s`` > 0 also gathers the output fields at t = 0 and whenever
-    the model time reaches a multiple of it (:attr:`RunResult.history`); ``config.print_freq``
+    the model time reaches a multiple of it (:attr:`RunResult.history`; only ``history_fields``
+    if given, e.g. the 2-D fields of a long 3-D run); ``config.print_freq``
     logs the experiment's diagnostics at t = 0 and at FV3's printout times
     (:attr:`RunResult.printouts`).  Global fields and diagnostics arrive on the root rank only."""
     from tqdm import tqdm
@@ -143,7 +156,13 @@ def run(
     experiment, decomposition, model, steps, dt = build_model(config, factory=factory, mpi=mpi)
     geometry = decomposition.gather_fields(model.cell_geometry())
     start = decomposition.gather_fields(model.output_fields())
-    history = [(0.0, start)] if history_every_s > 0 and start is not None else []
+
+    def kept(fields: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        if history_fields is None:
+            return fields
+        return {k: v for k, v in fields.items() if k in history_fields}
+
+    history = [(0.0, kept(start))] if history_every_s > 0 and start is not None else []
     printouts: list[tuple[float, dict[str, float]]] = []
     every = printout_steps(config.print_freq, dt)
 
@@ -171,7 +190,7 @@ def run(
             if keep:
                 next_output += history_every_s
                 if fields is not None:
-                    history.append((step * dt, fields))
+                    history.append((step * dt, kept(fields)))
             if show:
                 printout(step, fields)
     end = decomposition.gather_fields(model.output_fields())

@@ -211,9 +211,12 @@ def plot_time_series(output: str | Path, days: Sequence[float], values: Sequence
                      title: str | None = None, log: bool = True,
                      reference: tuple[Sequence[float], Sequence[float], Sequence[float]]
                      | None = None,
-                     reference_label: str = "published range", dpi: int = DPI) -> Path:  # fmt: skip
+                     reference_label: str = "published range",
+                     others: Sequence[tuple[str, Sequence[float], Sequence[float]]] = (),
+                     dpi: int = DPI) -> Path:  # fmt: skip
     """``values`` against ``days`` (log y axis unless ``log=False``), with an optional shaded
-    ``reference`` band ``(days, lower, upper)``; a :data:`SERIES_SIZE_IN` figure at ``dpi``."""
+    ``reference`` band ``(days, lower, upper)`` and further lines ``others`` ``(label, days,
+    values)``; a :data:`SERIES_SIZE_IN` figure at ``dpi``."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -225,7 +228,14 @@ def plot_time_series(output: str | Path, days: Sequence[float], values: Sequence
         raise FV3ConfigError(f"days {d.shape} and values {v.shape} must be 1-D of one length > 0")
     if not (np.all(np.isfinite(d)) and np.all(np.isfinite(v))):
         raise FV3ConfigError("days and values must be finite (no NaN/inf)")
-    if log and np.any(v <= 0.0):
+    lines = [(label, d, v)]
+    for name, od, ov in others:
+        od, ov = np.asarray(od, dtype=np.float64), np.asarray(ov, dtype=np.float64)
+        if od.ndim != 1 or od.shape != ov.shape or od.size == 0 or not np.all(np.isfinite(ov)):
+            raise FV3ConfigError(f"line {name!r}: days {od.shape} and values {ov.shape} must be "
+                                 f"finite, 1-D and of one length > 0")  # fmt: skip
+        lines.append((name, od, ov))
+    if log and any(np.any(lv <= 0.0) for _, _, lv in lines):
         raise FV3ConfigError(f"values must be > 0 on a log axis (minimum {v.min()}): pass "
                              f"log=False")  # fmt: skip
     band = None
@@ -242,7 +252,8 @@ def plot_time_series(output: str | Path, days: Sequence[float], values: Sequence
     try:
         if band is not None:
             ax.fill_between(band[0], band[1], band[2], color="0.8", label=reference_label)
-        ax.plot(d, v, "o-", ms=3, label=label)
+        for name, ld, lv in lines:
+            ax.plot(ld, lv, "o-", ms=3, label=name)
         if log:
             ax.set_yscale("log")
         ax.set_xlabel("day")

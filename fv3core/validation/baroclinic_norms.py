@@ -42,6 +42,11 @@ SI units: Pa, K, m/s, m^2 (areas), m^2/s^2 (geopotential), kg, J.
   ptop phiz(top) = integral (cv T + Phi + K) dp`` over the column (hydrostatic, ``dPhi = -rdgas
   T dln p``), i.e. ``cp T + Phi_s + K`` per unit mass when ``ptop = 0``.  The global total is
   ``sum te area / g`` (J); FV3 sums ``te_2d area`` (``g_sum``) without the 1/g.
+* :func:`printed_extrema`: what FV3's ``fv_diag`` prints every ``print_freq`` for the 3-D
+  core (``prt_mxm``, tools/fv_diagnostics.F90): the max and min over every cell and layer of
+  ``ps`` (hPa), ``ua``, ``va`` and ``ta``, and ``g_sum``'s area-weighted mean of the *lowest*
+  layer (``prt_mxm`` passes ``q(:, :, km)`` to ``g_sum``), under FV3's names ``PS_max``,
+  ``UA_mean``, ...
 """
 
 from __future__ import annotations
@@ -194,3 +199,23 @@ def total_energy(pt: np.ndarray, delp: np.ndarray, pe: np.ndarray, peln: np.ndar
     if np.shape(area) != te.shape:
         raise FV3ConfigError(f"total_energy: area {np.shape(area)} must be the columns {te.shape}")
     return float(np.sum(te * area) / constants.grav)
+
+
+#: the quantities of FV3's per-step prints (prt_mxm) and their scale factor to the printed unit
+PRINTED_QUANTITIES = {"PS": 0.01, "UA": 1.0, "VA": 1.0, "TA": 1.0}
+
+
+def printed_extrema(fields: dict[str, np.ndarray], area: np.ndarray) -> dict[str, float]:
+    """FV3's printed ``<Q>_max``, ``<Q>_min`` and ``<Q>_mean`` (``prt_mxm``) of ``ps`` (C, Pa,
+    printed in hPa), ``ua``, ``va`` (m/s) and ``temperature`` (K; FV3's ``TA``), layer fields
+    C + (npz,): max/min over every cell and layer, the mean ``sum q area / sum area`` of the
+    lowest layer (``ps``: of itself)."""
+    area = np.asarray(area, dtype=np.float64)
+    out: dict[str, float] = {}
+    for name, key in (("PS", "ps"), ("UA", "ua"), ("VA", "va"), ("TA", "temperature")):
+        q = np.asarray(fields[key], dtype=np.float64) * PRINTED_QUANTITIES[name]
+        bottom = q if q.shape == area.shape else q[..., -1]
+        _same(f"{key} (lowest layer)", bottom, "area", area)
+        out[f"{name}_max"], out[f"{name}_min"] = float(q.max()), float(q.min())
+        out[f"{name}_mean"] = float(np.sum(bottom * area) / np.sum(area))
+    return out

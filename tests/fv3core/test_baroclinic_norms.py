@@ -1,6 +1,7 @@
 """fv3core.validation.baroclinic_norms against analytic values: JW06's zonal-mean wind l2 norm,
 ps extrema and their places, dry air and tracer mass, FV3's hydrostatic total energy of an
-isothermal column (and its D-grid kinetic energy on a skewed grid)."""
+isothermal column (and its D-grid kinetic energy on a skewed grid), FV3's printed extrema
+(prt_mxm) of hand-built fields."""
 
 from __future__ import annotations
 
@@ -58,6 +59,28 @@ def test_extrema_and_their_places():
         bn.extrema(ps, LON, LAT)
     with pytest.raises(FV3ConfigError, match="not finite"):
         bn.extrema(np.full(3, np.nan), 0.0, 0.0)
+
+
+def test_printed_extrema_are_fv3s_prt_mxm():
+    """Max/min over every cell and layer; the mean of the lowest layer only, area-weighted
+    (prt_mxm's g_sum of q(:, :, km)); ps printed in hPa.  Reference: hand-computed values."""
+    area = np.ones((6, 2, 2))
+    area[0, 0, 0] = 3.0  # weights 3 + 23 = 26
+    ua = np.zeros((6, 2, 2, 3))
+    ua[..., -1] = 2.0
+    ua[0, 0, 0, -1] = 15.0  # the lowest layer: mean (3 * 15 + 23 * 2) / 26 = 3.5
+    ua[1, 1, 0, 0] = 40.0  # the top layer holds the max, not counted in the mean
+    ua[2, 0, 1, 1] = -7.0
+    fields = {"ps": np.full((6, 2, 2), 1.0e5), "ua": ua, "va": -ua, "temperature": ua + 250.0}
+    fields["ps"][3, 1, 1] = 9.5e4
+    p = bn.printed_extrema(fields, area)
+    assert (p["UA_max"], p["UA_min"], p["UA_mean"]) == (40.0, -7.0, 3.5)
+    assert (p["VA_max"], p["VA_min"], p["VA_mean"]) == (7.0, -40.0, -3.5)
+    assert (p["TA_max"], p["TA_min"], p["TA_mean"]) == (290.0, 243.0, 253.5)
+    assert (p["PS_max"], p["PS_min"]) == (1000.0, 950.0)
+    assert p["PS_mean"] == pytest.approx(1000.0 - 50.0 / 26)
+    with pytest.raises(FV3ConfigError, match="area"):
+        bn.printed_extrema(fields, np.ones((6, 3, 3)))
 
 
 def _columns(npz=5, ps=1.0e5, ptop=300.0):
