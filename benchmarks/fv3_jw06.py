@@ -39,7 +39,8 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.common import BenchmarkError, git_revision, machine_info, markdown_table, write_json
+from benchmarks.common import BenchmarkError, git_revision, machine_info, write_json
+from benchmarks.common import markdown_table as _table
 from stencils.atomic import atomic_output, atomic_update_block
 
 NAME = "fv3-jw06"
@@ -71,6 +72,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="acoustic steps per remapping (default: FV3's C48 JW value 4, scaled "
                    "with the resolution to keep its acoustic Courant number: 8 at C96; runs "
                    "with a Fortran namelist take the namelist's)")  # fmt: skip
+    p.add_argument("--checker-tr", action="store_true",
+                   help="carry FV3's checkerboard tracer (test_case_nml checker_tr): its mass "
+                   "change and range over the run are reported")  # fmt: skip
     p.add_argument("--every", type=int, default=6, help="hours between saved diagnostics (default 6)")
     p.add_argument("--runs-dir", type=Path, default=ROOT / ".stratoflow_cache" / "jw06",
                    help="where the runs are saved (default .stratoflow_cache/jw06)")
@@ -100,7 +104,7 @@ def default_n_split(resolution: int) -> int:
 
 
 def config_for(case: str, resolution: int, levels: int, days: float, backend: str, every: int,
-               n_split: int | None = None):  # fmt: skip
+               n_split: int | None = None, checker_tr: bool = False):  # fmt: skip
     """The run's FV3Config: the Fortran run's own namelist where there is one, else FV3's JW
     options (fv3core.config.BAROCLINIC_DEFAULTS) with ``n_split`` (default
     :func:`default_n_split`)."""
@@ -109,10 +113,11 @@ def config_for(case: str, resolution: int, levels: int, days: float, backend: st
     fortran = fortran_run(case, resolution, levels)
     if fortran is not None:
         return FV3Config.from_namelist(fortran / "input.nml", backend=backend, days=days,
-                                       print_freq=every)  # fmt: skip
+                                       print_freq=every, checker_tr=checker_tr)  # fmt: skip
     return FV3Config.from_dict({"case": case, "resolution": resolution, "nz": levels,
                                 "days": days, "backend": backend, "print_freq": every,
-                                "n_split": n_split or default_n_split(resolution)},
+                                "n_split": n_split or default_n_split(resolution),
+                                "checker_tr": checker_tr},
                                source=NAME)  # fmt: skip
 
 
@@ -267,6 +272,10 @@ def summarise(run: SavedRun) -> dict[str, Any]:
             "total_energy_drift_per_day": d.get("total_energy_drift_per_day"),
             "u_zonal_mean_l2_final": d.get("u_zonal_mean_l2"),
             "u_zonal_mean_l2_max": float(np.nanmax(l2)) if l2 is not None and l2.size else None,
+            "checker_mass_relative_change": d.get("checker_mass_relative_change"),
+            "checker_range": [float(np.min(run.series["checker_min"])),
+                              float(np.max(run.series["checker_max"]))]
+            if "checker_min" in run.series else None,
             "ps_days": days}  # fmt: skip
 
 
@@ -312,8 +321,9 @@ def plot(run: SavedRun, folder: Path) -> list[Path]:
                 out.append(plot_baroclinic_days(
                     folder / f"jw06_{run.name}_fortran_days.png", ref_panels, days=None,
                     regridder=regrid, title=f"GFDL Fortran FV3 C{run.resolution} L{run.levels}"))
-            others.append(("GFDL Fortran FV3 (printed PS_min)", ref.printed_hours / 24.0,
-                           ref.printed["PS_min"]))  # fmt: skip
+            printed = np.isfinite(ref.printed["PS_min"])  # t = 0 prints the mean ps only
+            others.append(("GFDL Fortran FV3 (printed PS_min)", ref.printed_hours[printed] / 24.0,
+                           ref.printed["PS_min"][printed]))  # fmt: skip
         out.append(plot_time_series(folder / f"jw06_{run.name}_series.png", series_days,
                                     run.series["PS_min"], label=label, ylabel="minimum ps (hPa)",
                                     log=False, others=others,
@@ -324,6 +334,10 @@ def plot(run: SavedRun, folder: Path) -> list[Path]:
                                     run.series["u_zonal_mean_l2"][keep], label=label,
                                     title="JW06 steady state: l2(ubar - ubar0)"))  # fmt: skip
     return out
+
+
+def markdown_table(headers: list[str], rows: list[list[Any]]) -> str:
+    return _table(headers, rows).rstrip("\n")
 
 
 def _f(x: float | None, fmt: str = ".2f") -> str:
@@ -343,9 +357,14 @@ def markdown(payload: dict[str, Any]) -> str:
                      _f(r["days_run"], ".1f"), _f(r["seconds_per_step"]),
                      _f(r["dry_mass_relative_change"], ".1e"),
                      _f(r["total_energy_drift_per_day"], ".2e"),
-                     _f(r["u_zonal_mean_l2_final"], ".3g"), r["revision"]])  # fmt: skip
+                     _f(r["u_zonal_mean_l2_final"], ".3g"),
+                     _f(r.get("checker_mass_relative_change"), ".1e"),
+                     "—" if not r.get("checker_range") else
+                     f"min {r['checker_range'][0]:.1e}, 1 − max {1 - r['checker_range'][1]:.1e}",
+                     r["revision"]])  # fmt: skip
     lines += [markdown_table(["case", "grid", "backend", "days", "s/step", "dry-mass change",
-                              "energy drift / day", "l2(ubar - ubar0) m/s", "revision"], rows), ""]
+                              "energy drift / day", "l2(ubar - ubar0) m/s",
+                              "checker mass change", "checker range (initially 0 and 1)", "revision"], rows), ""]
     rows = []
     for r in payload["runs"].values():
         for d in r["ps_days"]:
@@ -391,7 +410,7 @@ def run(args: argparse.Namespace) -> int:
         days = args.days if args.days is not None else (10.0 if args.case == "baroclinic" else 30.0)
         for n in args.resolutions:
             cfg = config_for(args.case, n, args.levels, days, args.backend, args.every,
-                             args.n_split)  # fmt: skip
+                             args.n_split, args.checker_tr)  # fmt: skip
             save_run(cfg, args.runs_dir / f"{run_name(args.case, n, args.levels, args.backend)}.npz",
                      progress=not args.no_progress)  # fmt: skip
     runs = [SavedRun(p) for p in sorted(args.runs_dir.glob("*.npz"))]

@@ -205,7 +205,8 @@ class BaroclinicExperiment:
         ``*_relative_change`` where the initial value is not 0), the total-energy
         drift per day, JW06's ``l2`` of the zonal-mean zonal wind change (on model levels,
         1-degree grid), FV3's printed extrema (``PS_max``, ``UA_mean``, ...:
-        :func:`~fv3core.validation.baroclinic_norms.printed_extrema`), and the lon-lat fields
+        :func:`~fv3core.validation.baroclinic_norms.printed_extrema`), each tracer's ``<name>_min``
+        and ``<name>_max`` over every cell and layer, and the lon-lat fields
         ``<name>_latlon``."""
         regrid = self.regridder(grid)
         before, after = self.budgets(start, grid), self.budgets(end, grid)
@@ -220,6 +221,8 @@ class BaroclinicExperiment:
         for key, value in extrema(ps, grid.lon, grid.lat).items():
             d[f"ps_{key}"] = value
         d.update(printed_extrema(end, grid.area))
+        for name in self.tracer_names:
+            d[f"{name}_min"], d[f"{name}_max"] = float(end[name].min()), float(end[name].max())
         u_ll = np.stack([regrid(end["ua"][..., k]) for k in range(end["ua"].shape[-1])], -1)
         u0_ll = np.stack([regrid(start["ua"][..., k]) for k in range(start["ua"].shape[-1])], -1)
         dp = np.diff(self.levels.interface_pressure(1.0e5))

@@ -216,7 +216,7 @@ def plot_time_series(output: str | Path, days: Sequence[float], values: Sequence
                      dpi: int = DPI) -> Path:  # fmt: skip
     """``values`` against ``days`` (log y axis unless ``log=False``), with an optional shaded
     ``reference`` band ``(days, lower, upper)`` and further lines ``others`` ``(label, days,
-    values)``; a :data:`SERIES_SIZE_IN` figure at ``dpi``."""
+    values)`` drawn broad and light beneath it; a :data:`SERIES_SIZE_IN` figure at ``dpi``."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -252,8 +252,9 @@ def plot_time_series(output: str | Path, days: Sequence[float], values: Sequence
     try:
         if band is not None:
             ax.fill_between(band[0], band[1], band[2], color="0.8", label=reference_label)
-        for name, ld, lv in lines:
-            ax.plot(ld, lv, "o-", ms=3, label=name)
+        for name, ld, lv in lines[1:]:  # under the main line: broad and light
+            ax.plot(ld, lv, "-", lw=4, alpha=0.45, label=name)
+        ax.plot(d, v, "o-", ms=3, label=label)
         if log:
             ax.set_yscale("log")
         ax.set_xlabel("day")
