@@ -22,6 +22,7 @@ from benchmarks.common import (
     machine_info,
     markdown_table,
     set_openmp_threads,
+    stream_triad,
     time_interleaved,
     write_json,
 )
@@ -112,15 +113,19 @@ def run(args: argparse.Namespace) -> int:
     halo_before = {b: m.halo_seconds for b, m in models.items()}
     # no warm-up and one step per turn: each backend steps args.repeats times
     steps = time_interleaved({b: m.step for b, m in models.items()}, args.repeats, warmup=0)
+    triad = stream_triad(threads=1)  # the machine's limit for the 1-thread steps, this run
     results: dict[str, Any] = {}
     for backend, model in models.items():
         t = steps[backend]
         halo = (model.halo_seconds - halo_before[backend]) / args.repeats
+        state_bytes = model.storage_bytes_per_rank() * model.ranks
         results[backend] = {
             "step_s": t.median_s, "min_s": t.min_s, "max_s": t.max_s, "spread": t.spread,
             "repeats": t.repeats, "halo_share_in_process": halo / t.median_s,
             "max_relative_difference_vs_numpy": deviation[backend],
-            "storage_MB_per_rank": model.storage_bytes_per_rank() / 1e6,
+            "storage_MB_per_rank": state_bytes / model.ranks / 1e6,
+            # how often the whole model state could stream through memory in one step
+            "state_passes_at_triad": t.median_s * triad.triad_gbs * 1e9 / state_bytes,
         }  # fmt: skip
     base = results["numpy"]["step_s"]
     for r in results.values():
@@ -130,7 +135,8 @@ def run(args: argparse.Namespace) -> int:
     payload = {
         "benchmark": "fv3", "case": "baroclinic", "resolution": n, "levels": levels,
         "dt_atmos": models["numpy"].dt, "k_split": cfg.k_split, "n_split": cfg.n_split,
-        "machine": machine_info(), "backends": results,
+        "machine": machine_info(), "stream_triad_GBps_1_thread": triad.triad_gbs,
+        "backends": results,
         "process_peak_rss_MB_per_rank": peak_rss / 1e6 / models["numpy"].ranks,
     }  # fmt: skip
     write_json(args.json, payload)
@@ -146,7 +152,7 @@ def markdown(payload: dict[str, Any], args: argparse.Namespace) -> str:
     n, levels = payload["resolution"], payload["levels"]
     rows = [[b, f"{r['step_s']:.2f}", f"{100 * r['spread']:.0f}%", f"{r['speedup_vs_numpy']:.1f}x",
              f"{100 * r['halo_share_in_process']:.0f}%", f"{r['storage_MB_per_rank']:.0f}",
-             f"{r['max_relative_difference_vs_numpy']:.1e}"]
+             f"{r['state_passes_at_triad']:.0f}", f"{r['max_relative_difference_vs_numpy']:.1e}"]
             for b, r in payload["backends"].items()]  # fmt: skip
     lines = [
         f"# fv3core benchmark: one large step of FV3's hydrostatic 3-D core, JW06 baroclinic "
@@ -158,12 +164,16 @@ def markdown(payload: dict[str, Any], args: argparse.Namespace) -> str:
         "(hord 10, hord_tr 8, kord 8/-8/8, nord 1, d4_bg 0.12), the 6 ranks in one process, 1 "
         "OpenMP thread; the median of the repeats, backends interleaved round by round; spread "
         "(max - min) / median. Halo share: dyn_core's halo updates (in-process copies) over the "
-        "step. Storage: the model's field storages per rank. Each backend's first step is "
+        "step. Storage: the model's field storages per rank. State passes: the step time x "
+        f"the 1-thread STREAM triad measured in this run ({payload['stream_triad_GBps_1_thread']:.1f} "
+        "GB/s) / the whole model state, i.e. how many times the step could have streamed every "
+        "field through memory (1 would be bandwidth-bound on one sweep). Each backend's first step is "
         "compared with numpy's (max relative difference of ps, T, ua, va, delp). Machine: "
         f"{payload['machine'].get('cpu', '?')}; shared and noisy.",
         "",
         markdown_table(["backend", "step (s)", "spread", "vs numpy", "halo share",
-                        "storage MB/rank", "vs numpy after 1 step"], rows),  # fmt: skip
+                        "storage MB/rank", "state passes at triad", "vs numpy after 1 step"],
+                       rows),  # fmt: skip
         f"Process peak RSS / 6 ranks: {payload['process_peak_rss_MB_per_rank']:.0f} MB (every "
         "backend's model in one process).",
         "",

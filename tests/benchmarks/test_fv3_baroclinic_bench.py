@@ -1,6 +1,7 @@
 """``stratoflow bench fv3 --case baroclinic`` on numpy at C8 L30 (two timed steps): the JSON
 and the generated Markdown block hold what the benchmark measured; the storage per rank is
-checked against a count of FV3's 3-D fields (a NumPy reference: nz x (nx + 2 h)^2 float64s)."""
+checked against a count of FV3's 3-D fields (a NumPy reference: nz x (nx + 2 h)^2 float64s);
+the STREAM triad of the same run gives the state passes per step."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ def test_bench_fv3_baroclinic_writes_json_and_its_markdown_block(tmp_path) -> No
     r = data["backends"]["numpy"]
     assert r["step_s"] > 0 and r["min_s"] <= r["step_s"] <= r["max_s"] and r["repeats"] == 2
     assert 0 <= r["halo_share_in_process"] < 1 and r["max_relative_difference_vs_numpy"] == 0
+    assert data["stream_triad_GBps_1_thread"] > 0.1 and r["state_passes_at_triad"] > 0
     # one 3-D cell field of C8 L30 with FV3's 3-cell halo is 30 * 14 * 14 * 8 bytes = 47 kB;
     # dyn_core, tracers and remapping hold some tens of them per rank
     field_mb = 30 * 14 * 14 * 8 / 1e6
