@@ -118,14 +118,14 @@ def run(args: argparse.Namespace) -> int:
     for backend, model in models.items():
         t = steps[backend]
         halo = (model.halo_seconds - halo_before[backend]) / args.repeats
-        state_bytes = model.storage_bytes_per_rank() * model.ranks
+        per_rank = model.storage_bytes_per_rank()
         results[backend] = {
             "step_s": t.median_s, "min_s": t.min_s, "max_s": t.max_s, "spread": t.spread,
             "repeats": t.repeats, "halo_share_in_process": halo / t.median_s,
             "max_relative_difference_vs_numpy": deviation[backend],
-            "storage_MB_per_rank": state_bytes / model.ranks / 1e6,
+            "storage_MB_per_rank": per_rank / 1e6,
             # how often the whole model state could stream through memory in one step
-            "state_passes_at_triad": t.median_s * triad.triad_gbs * 1e9 / state_bytes,
+            "state_passes_at_triad": t.median_s * triad.triad_gbs * 1e9 / (per_rank * model.ranks),
         }  # fmt: skip
     base = results["numpy"]["step_s"]
     for r in results.values():

@@ -28,6 +28,7 @@ l2 norm against day).  A fidelity measurement: it times the runs but is not a be
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import logging
 import math
@@ -41,6 +42,7 @@ import numpy as np
 
 from benchmarks.common import BenchmarkError, git_revision, machine_info, write_json
 from benchmarks.common import markdown_table as _table
+from fv3core.validation.baroclinic_norms import extrema
 from stencils.atomic import atomic_output, atomic_update_block
 
 NAME = "fv3-jw06"
@@ -172,34 +174,33 @@ class SavedRun:
         hits = np.flatnonzero(np.abs(self.hours - 24.0 * day) < 1e-6)
         return self.arrays[name][hits[0]] if hits.size else None
 
-    @property
-    def days(self) -> float:
-        return float(self.hours[-1] / 24.0) if self.hours.size else 0.0
+    @functools.cached_property
+    def regridder(self):
+        """The 1-degree lon-lat regridder of the run's cell centres (built once)."""
+        from fv3core.grid.latlon_regrid import LatLonRegridder
+
+        return LatLonRegridder.build(self.arrays["lon"], self.arrays["lat"])
 
 
-def area_l2(a: np.ndarray, b: np.ndarray, area: np.ndarray) -> float:
-    """``sqrt(sum A (a - b)^2 / sum A)``, JW06's l2 of a difference of cell fields."""
-    return float(np.sqrt(np.sum(area * (a - b) ** 2) / np.sum(area)))
-
-
-def latlon_l2(a: np.ndarray, b: np.ndarray, lat: np.ndarray) -> float:
-    """JW06's l2 of a difference of lon-lat fields ``[lat, lon]``, cos(lat)-weighted."""
-    w = np.cos(np.deg2rad(lat))[:, None] * np.ones_like(a)
+def weighted_l2(a: np.ndarray, b: np.ndarray, weights: np.ndarray) -> float:
+    """``sqrt(sum w (a - b)^2 / sum w)``, JW06's l2 of a difference: ``weights`` the cell areas of
+    cubed-sphere fields, or ``cos(lat)[:, None]`` of lon-lat fields ``[lat, lon]``."""
+    w = np.broadcast_to(weights, np.shape(a))
     return float(np.sqrt(np.sum(w * (a - b) ** 2) / np.sum(w)))
 
 
-def _place(field: np.ndarray, lon: np.ndarray, lat: np.ndarray) -> dict[str, float]:
-    from fv3core.validation.baroclinic_norms import extrema
+@functools.lru_cache(maxsize=4)
+def fortran_extract(folder: Path):
+    """The Fortran run extract of ``folder``, read once per process."""
+    from fv3core.validation.extract import load_3d_run_extract
 
-    return extrema(field, lon, lat)
+    return load_3d_run_extract(folder)
 
 
 def compare_with_fortran(run: SavedRun, folder: Path) -> dict[str, Any]:
     """ps (hPa), t850 (K), vort850 against the Fortran run at the days both have, and FV3's
     printed extrema at every saved time the Fortran run printed."""
-    from fv3core.validation.extract import load_3d_run_extract
-
-    ref = load_3d_run_extract(folder)
+    ref = fortran_extract(folder)
     area = run.arrays["area"]
     days = []
     for day in sorted({h / 24.0 for h in ref.field_hours["ps"]}):
@@ -207,12 +208,12 @@ def compare_with_fortran(run: SavedRun, folder: Path) -> dict[str, Any]:
         if day == 0.0 or any(v is None for v in ours.values()):
             continue
         theirs = {n: ref.at(n, 24.0 * day) for n in ours}
-        mine, fort = _place(ours["ps"], run.arrays["lon"], run.arrays["lat"]), _place(
-            theirs["ps"], ref.grid["lon"], ref.grid["lat"])
+        mine = extrema(ours["ps"], run.arrays["lon"], run.arrays["lat"])
+        fort = extrema(theirs["ps"], ref.grid["lon"], ref.grid["lat"])
         days.append({
             "day": day,
             "ps_max_abs_hpa": float(np.abs(ours["ps"] - theirs["ps"]).max()) / 100.0,
-            "ps_l2_hpa": area_l2(ours["ps"], theirs["ps"], area) / 100.0,
+            "ps_l2_hpa": weighted_l2(ours["ps"], theirs["ps"], area) / 100.0,
             "t850_max_abs_k": float(np.abs(ours["t850"] - theirs["t850"]).max()),
             "vort850_max_rel": float(np.abs(ours["vort850"] - theirs["vort850"]).max()
                                      / np.abs(theirs["vort850"]).max()),
@@ -236,16 +237,13 @@ def compare_with_fortran(run: SavedRun, folder: Path) -> dict[str, Any]:
 
 def self_convergence(coarse: SavedRun, fine: SavedRun) -> list[dict[str, float]]:
     """l2 (hPa) of ps(C2N) - ps(CN) on the 1-degree lon-lat grid, every day both reached."""
-    from fv3core.grid.latlon_regrid import LatLonRegridder
-
-    regrid = {r.name: LatLonRegridder.build(r.arrays["lon"], r.arrays["lat"]) for r in (coarse, fine)}
+    weights = np.cos(np.deg2rad(fine.regridder.lat))[:, None]
     rows = []
     for day in sorted({h / 24.0 for h in coarse.hours} & {h / 24.0 for h in fine.hours}):
         if day == 0.0:
             continue
-        a = regrid[coarse.name](coarse.at("ps", day))
-        b = regrid[fine.name](fine.at("ps", day))
-        rows.append({"day": day, "ps_l2_hpa": latlon_l2(a, b, regrid[fine.name].lat) / 100.0})
+        a, b = coarse.regridder(coarse.at("ps", day)), fine.regridder(fine.at("ps", day))
+        rows.append({"day": day, "ps_l2_hpa": weighted_l2(a, b, weights) / 100.0})
     return rows
 
 
@@ -256,7 +254,7 @@ def summarise(run: SavedRun) -> dict[str, Any]:
     for day in DAYS:
         ps = run.at("ps", day)
         if ps is not None:
-            e = _place(ps, run.arrays["lon"], run.arrays["lat"])
+            e = extrema(ps, run.arrays["lon"], run.arrays["lat"])
             days.append({"day": day, "ps_min_hpa": e["min"] / 100.0, "ps_max_hpa": e["max"] / 100.0,
                          "ps_min_place": (e["min_lon"], e["min_lat"]),
                          "ps_max_place": (e["max_lon"], e["max_lat"])})  # fmt: skip
@@ -296,11 +294,10 @@ def analyse(runs: list[SavedRun]) -> dict[str, Any]:
 
 def plot(run: SavedRun, folder: Path) -> list[Path]:
     """ps and vort850 at JW06's days (ours and the Fortran run's) and the run's time series."""
-    from fv3core.grid.latlon_regrid import LatLonRegridder
     from fv3core.plot_baroclinic import plot_baroclinic_days, plot_time_series
 
     out = []
-    regrid = LatLonRegridder.build(run.arrays["lon"], run.arrays["lat"])
+    regrid = run.regridder
     label = f"fv3core C{run.resolution} L{run.levels} ({run.backend})"
     panels = [(d, run.at("ps", d), run.at("vort850", d)) for d in DAYS if run.at("ps", d) is not None]
     if panels:
@@ -311,9 +308,7 @@ def plot(run: SavedRun, folder: Path) -> list[Path]:
     if run.case == "baroclinic":
         others = []
         if fortran is not None:
-            from fv3core.validation.extract import load_3d_run_extract
-
-            ref = load_3d_run_extract(fortran)
+            ref = fortran_extract(fortran)
             hours = ref.field_hours["ps"]
             ref_panels = [(h / 24.0, ref.at("ps", h), ref.at("vort850", h)) for h in hours
                           if h / 24.0 in DAYS]  # fmt: skip

@@ -228,14 +228,13 @@ def plot_time_series(output: str | Path, days: Sequence[float], values: Sequence
         raise FV3ConfigError(f"days {d.shape} and values {v.shape} must be 1-D of one length > 0")
     if not (np.all(np.isfinite(d)) and np.all(np.isfinite(v))):
         raise FV3ConfigError("days and values must be finite (no NaN/inf)")
-    lines = [(label, d, v)]
-    for name, od, ov in others:
-        od, ov = np.asarray(od, dtype=np.float64), np.asarray(ov, dtype=np.float64)
+    extra = [(name, np.asarray(od, dtype=np.float64), np.asarray(ov, dtype=np.float64))
+             for name, od, ov in others]  # fmt: skip
+    for name, od, ov in extra:
         if od.ndim != 1 or od.shape != ov.shape or od.size == 0 or not np.all(np.isfinite(ov)):
             raise FV3ConfigError(f"line {name!r}: days {od.shape} and values {ov.shape} must be "
                                  f"finite, 1-D and of one length > 0")  # fmt: skip
-        lines.append((name, od, ov))
-    if log and any(np.any(lv <= 0.0) for _, _, lv in lines):
+    if log and any(np.any(lv <= 0.0) for lv in (v, *(ov for _, _, ov in extra))):
         raise FV3ConfigError(f"values must be > 0 on a log axis (minimum {v.min()}): pass "
                              f"log=False")  # fmt: skip
     band = None
@@ -252,7 +251,7 @@ def plot_time_series(output: str | Path, days: Sequence[float], values: Sequence
     try:
         if band is not None:
             ax.fill_between(band[0], band[1], band[2], color="0.8", label=reference_label)
-        for name, ld, lv in lines[1:]:  # under the main line: broad and light
+        for name, ld, lv in extra:  # under the main line: broad and light
             ax.plot(ld, lv, "-", lw=4, alpha=0.45, label=name)
         ax.plot(d, v, "o-", ms=3, label=label)
         if log:

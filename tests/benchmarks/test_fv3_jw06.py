@@ -16,8 +16,8 @@ from benchmarks.fv3_jw06 import (
     PRINTED,
     SavedRun,
     compare_with_fortran,
-    latlon_l2,
     self_convergence,
+    weighted_l2,
 )
 from fv3core.grid.fv3_metric import FV3Cube
 from fv3core.validation.extract import load_3d_run_extract
@@ -105,4 +105,5 @@ def test_self_convergence_of_a_known_offset(tmp_path) -> None:
     (row,) = self_convergence(*runs)
     assert row["day"] == 1.0 and row["ps_l2_hpa"] == pytest.approx(0.5, abs=0.05)
     lat = np.linspace(-89.5, 89.5, 180)
-    assert latlon_l2(np.full((180, 360), 3.0), np.zeros((180, 360)), lat) == pytest.approx(3.0)
+    cos_lat = np.cos(np.deg2rad(lat))[:, None]
+    assert weighted_l2(np.full((180, 360), 3.0), np.zeros((180, 360)), cos_lat) == pytest.approx(3.0)

@@ -65,6 +65,9 @@ def test_time_series_with_reference_band(tmp_path):
                            reference=(days, 0.5 * l2, 2.0 * l2), title="steady state")  # fmt: skip
     assert _png_size(out) == (round(SERIES_SIZE_IN[0] * DPI), round(SERIES_SIZE_IN[1] * DPI))
     assert out.stat().st_size > 10_000
+    lone = plot_time_series(tmp_path / "one.png", days, l2)
+    both = plot_time_series(tmp_path / "two.png", days, l2, others=[("other", days, 2.0 * l2)])
+    assert _png_size(both) == _png_size(lone) and both.read_bytes() != lone.read_bytes()
 
 
 def test_contour_levels():
@@ -110,5 +113,9 @@ def test_field_refusals(tmp_path):
         plot_time_series(tmp_path / "s.png", [0, 1], [0.0, 1.0])
     with pytest.raises(FV3ConfigError, match="one length"):
         plot_time_series(tmp_path / "s.png", [0, 1], [1.0])
+    with pytest.raises(FV3ConfigError, match="line 'x'.*finite"):
+        plot_time_series(tmp_path / "s.png", [0, 1], [1.0, 2.0], others=[("x", [0, 1], [1.0, np.nan])])
+    with pytest.raises(FV3ConfigError, match="log axis"):
+        plot_time_series(tmp_path / "s.png", [0, 1], [1.0, 2.0], others=[("x", [0, 1], [1.0, -1.0])])
     with pytest.raises(FV3ConfigError, match="lower must be <= upper"):
         plot_time_series(tmp_path / "s.png", [0, 1], [1.0, 2.0], reference=([0, 1], [2, 2], [1, 1]))
