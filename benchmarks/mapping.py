@@ -38,7 +38,7 @@ def _scaling(sizes: list[int], devices: int, repeats: int) -> list[dict]:
     from mapping.spatial.analysis import analyse
     from mapping.spatial.generator import synthetic
     from mapping.spatial.model import load_program
-    from mapping.spatial.partition import Device, Partitioner
+    from mapping.spatial.partition import Device, Partitioner, stencil_bytes
 
     rows = []
     for kind in ("chain", "diamond"):
@@ -46,8 +46,11 @@ def _scaling(sizes: list[int], devices: int, repeats: int) -> list[dict]:
             spec = synthetic(kind, n, (64, 64, 64), seed=1)
             prog = load_program(spec)
             an = analyse(prog)
-            mem = [s.onchip_bytes for s in an.stencils.values()]
-            dev = Device(memory_bytes=max(max(mem), math.ceil(sum(mem) / (devices - 0.5))), operators=10**9)
+            # each device holds a bit more than its share of the stencils (and the largest one),
+            # with headroom for the FIFOs of the cut channels, so the memory forces cuts
+            mem = list(stencil_bytes(an).values())
+            share = max(max(mem), math.ceil(sum(mem) / (devices - 0.5)))
+            dev = Device(memory_bytes=math.ceil(1.25 * share), operators=10**9)
             reps = repeats if n <= 100 else 1
             t_an = time_call(lambda prog=prog: analyse(prog), repeats=reps, warmup=0 if n > 100 else 1)
             t_pa = time_call(lambda prog=prog, an=an, dev=dev: Partitioner([dev] * devices)(prog, an),

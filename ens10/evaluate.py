@@ -21,13 +21,12 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-import xarray as xr  # noqa: E402
 
 from ens10 import schema  # noqa: E402
 from ens10.baselines.data import FieldTensors, load_split  # noqa: E402
 from ens10.errors import ENS10DataError  # noqa: E402
-from ens10.io.atomic import atomic_output, write_text  # noqa: E402
-from ens10.io.preprocessed import open_efi  # noqa: E402
+from ens10.io.atomic import atomic_output, check_output_dir, write_text  # noqa: E402
+from ens10.io.preprocessed import check_data_dir, open_efi, open_oracle  # noqa: E402
 from ens10.metrics.crps import crps_ensemble, crps_gaussian  # noqa: E402
 from ens10.metrics.diagnostics import (  # noqa: E402
     latitude_weights,
@@ -35,7 +34,12 @@ from ens10.metrics.diagnostics import (  # noqa: E402
     rank_histogram,
     spread_skill_ratio,
 )
-from ens10.train import load_checkpoint, model_from_checkpoint, predict  # noqa: E402
+from ens10.train import (  # noqa: E402
+    check_compatible,
+    load_checkpoint,
+    model_from_checkpoint,
+    predict,
+)
 
 log = logging.getLogger(__name__)
 
@@ -59,14 +63,11 @@ def _wmean(field: np.ndarray, w: np.ndarray) -> float:
 
 
 def _oracle(data_dir: Path, target: str, times: np.ndarray) -> Forecast | None:
-    path = data_dir / schema.oracle_file_name(target)
-    if not path.is_file():
+    ds = open_oracle(data_dir, target)
+    if ds is None:
         return None
-    with xr.open_dataset(path) as ds:
-        ds = ds.sel(time=times)
-        if ds["lat"].values[0] > ds["lat"].values[-1]:
-            ds = ds.isel(lat=slice(None, None, -1))
-        return Forecast("oracle (generator truth)", ds["mu"].values, ds["sigma"].values)
+    ds = ds.sel(time=times)
+    return Forecast("oracle (generator truth)", ds["mu"].values, ds["sigma"].values)
 
 
 def _efi(data_dir: Path, target: str, split: str, times: np.ndarray) -> np.ndarray | None:
@@ -76,20 +77,25 @@ def _efi(data_dir: Path, target: str, split: str, times: np.ndarray) -> np.ndarr
     return efi.values
 
 
-def score_target(data_dir: Path, target: str, ckpts: Sequence[dict], split: str, out_dir: Path) -> list[dict]:
+def score_target(data_dir: Path, target: str, ckpts: Sequence[tuple[Path, dict]], split: str,
+                 out_dir: Path) -> list[dict]:
+    """Score rows of the raw ensemble, each ``(path, checkpoint)`` and the oracle for ``target``
+    on ``split``; writes its maps and reliability figures to ``out_dir``."""
     members_ok = (data_dir / schema.members_file_name(target)).is_file()
     arrays = load_split(data_dir, target, split, members=members_ok)
     w = latitude_weights(arrays.lat)
     obs = arrays.obs
     efi = _efi(data_dir, target, split, arrays.times)
     forecasts = [Forecast("raw ensemble", arrays.mean, arrays.std)]
-    for ck in ckpts:
+    for path, ck in ckpts:
         if ck["model"] == "transformer" and not members_ok:
             raise ENS10DataError(f"the transformer needs {schema.members_file_name(target)} in {data_dir}")
+        check_compatible(ck, arrays.inputs, arrays.lat, arrays.lon, path, data_dir)
         data = FieldTensors(arrays, ck["normalisation"])
-        mu, sigma = predict(model_from_checkpoint(ck), data)
+        mu, sigma = predict(model_from_checkpoint(ck, path), data)
         forecasts.append(Forecast(ck["model"], mu, sigma))
     oracle = _oracle(data_dir, target, arrays.times)
+    out_dir.mkdir(parents=True, exist_ok=True)
     if oracle is not None:
         forecasts.append(oracle)
     rows, maps = [], {}
@@ -203,11 +209,12 @@ def evaluate(
         raise ENS10DataError(f"unknown split {split!r}: use {', '.join(schema.SPLITS)}")
     if not checkpoints:
         raise ENS10DataError("no checkpoints given: train one with 'stratoflow ens10 train'")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    by_target: dict[str, list[dict]] = {}
+    check_data_dir(data_dir)
+    check_output_dir(out_dir, "evaluation output folder")
+    by_target: dict[str, list[tuple[Path, dict]]] = {}
     for path in checkpoints:
         ck = load_checkpoint(path)
-        by_target.setdefault(ck["target"], []).append(ck)
+        by_target.setdefault(ck["target"], []).append((Path(path), ck))
     rows = []
     for target, cks in by_target.items():
         log.info("scoring %d model(s) for %s on the %s years", len(cks), target, split)

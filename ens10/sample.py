@@ -34,8 +34,8 @@ from tqdm import tqdm
 
 from ens10 import schema
 from ens10.errors import ENS10DataError
-from ens10.grid import grid_axes
-from ens10.io.atomic import write_netcdf
+from ens10.grid import FINEST_GRID, check_grid, grid_axes
+from ens10.io.atomic import check_output_dir, write_netcdf
 from ens10.io.layout import compute_efi, time_coord, variable_attrs, write_efi, write_members
 
 log = logging.getLogger(__name__)
@@ -82,16 +82,29 @@ class SampleConfig:
     climate_years: tuple[int, int] = (schema.SPLITS["train"][0], schema.SPLITS["validation"][1])
 
     def __post_init__(self) -> None:
+        check_grid(self.grid, finest=FINEST_GRID)
         y0, y1 = self.years
         if not (1900 <= y0 <= y1 <= 2100):
-            raise ENS10DataError(f"years {self.years}: give 'FIRST-LAST' with FIRST <= LAST")
+            raise ENS10DataError(
+                f"years {self.years}: give 'FIRST-LAST' with 1900 <= FIRST <= LAST <= 2100"
+            )
+        if self.grib_years is not None and not (y0 <= self.grib_years[0] <= self.grib_years[1] <= y1):
+            raise ENS10DataError(
+                f"grib_years {self.grib_years} must lie within years {self.years}"
+            )
         if not 1 <= self.n_dates <= len(schema.calendar_dates()):
             raise ENS10DataError(f"n_dates={self.n_dates}: choose 1..105")
+        if self.grib_dates is not None and self.grib_dates < 1:
+            raise ENS10DataError(f"grib_dates={self.grib_dates}: choose >= 1, or None for all")
+        if self.seed < 0:
+            raise ENS10DataError(f"seed={self.seed}: give a whole number >= 0")
         bad = set(self.grib_levels) - set(schema.PRESSURE_LEVELS)
         if bad:
             raise ENS10DataError(f"grib_levels {sorted(bad)} are not ENS-10 levels {schema.PRESSURE_LEVELS}")
+        if not self.grib_levels or len(set(self.grib_levels)) != len(self.grib_levels):
+            raise ENS10DataError(f"grib_levels {self.grib_levels}: give each level once")
         unknown = set(self.layouts) - {"grib", "netcdf"}
-        if unknown:
+        if unknown or not self.layouts:
             raise ENS10DataError(f"layouts {sorted(unknown)}: choose from grib, netcdf")
 
     @property
@@ -367,6 +380,7 @@ def make_sample(
                        grib_dates=grib_dates, grib_years=grib_years,
                        grib_levels=tuple(grib_levels), layouts=tuple(layouts))
     out = Path(out_dir)
+    check_output_dir(out, "sample output folder")
     gen = SampleGenerator(cfg)
     if "grib" in cfg.layouts:
         files = write_grib_layout(gen, out / "grib")

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
+import numbers
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +33,7 @@ from ens10 import schema
 from ens10.baselines.data import FieldTensors, fit_normalisation, load_split
 from ens10.baselines.models import MODELS, build_model
 from ens10.errors import ENS10DataError
-from ens10.io.atomic import atomic_output
+from ens10.io.atomic import atomic_output, check_output_dir
 from ens10.metrics.diagnostics import latitude_weights
 from ens10.metrics.torch import GaussianCRPSLoss
 
@@ -58,8 +60,18 @@ class TrainConfig:
         if self.model not in MODELS:
             raise ENS10DataError(f"unknown model {self.model!r}: choose one of {', '.join(MODELS)}")
         schema.target(self.target)
-        if self.epochs < 1 or self.batch_size < 1:
-            raise ENS10DataError("epochs and batch_size must be >= 1")
+        for name in ("epochs", "batch_size", "patience", "hidden"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+                raise ENS10DataError(f"{name}={value!r}: give a whole number >= 1")
+        seed_ok = isinstance(self.seed, numbers.Integral) and not isinstance(self.seed, bool)
+        if not seed_ok or not 0 <= self.seed < 2**32:
+            raise ENS10DataError(f"seed={self.seed!r}: give a whole number in 0 .. 2**32 - 1")
+        if self.lr is not None and not (
+            isinstance(self.lr, numbers.Real) and not isinstance(self.lr, bool)
+            and math.isfinite(self.lr) and self.lr > 0
+        ):
+            raise ENS10DataError(f"lr={self.lr!r}: the learning rate must be a positive number")
 
     @property
     def learning_rate(self) -> float:
@@ -77,25 +89,100 @@ def save_atomic(obj, path: Path) -> Path:
     return path
 
 
-def load_checkpoint(path: Path | str) -> dict:
+#: keys of an exported model checkpoint ``{model}_{target}.pt``
+MODEL_KEYS = ("model", "target", "config", "state_dict", "normalisation", "inputs", "grid")
+#: keys of a training state ``{model}_{target}.last.pt`` (for resuming)
+STATE_KEYS = ("config", "state_dict", "optimizer", "state")
+
+
+def load_checkpoint(path: Path | str, kind: str = "model") -> dict:
+    """Read an exported model checkpoint (``kind="model"``, ``{model}_{target}.pt``) or a
+    training state (``kind="state"``, ``{model}_{target}.last.pt``); an ENS10DataError names the
+    file when it is missing, unreadable or of the other kind."""
     path = Path(path)
     if not path.is_file():
-        raise ENS10DataError(f"checkpoint {path} does not exist: train first ('stratoflow ens10 train')")
+        what = "is a directory" if path.is_dir() else "does not exist"
+        raise ENS10DataError(f"checkpoint {path} {what}: train first ('stratoflow ens10 train')")
+    redo = ("delete it or train with --no-resume" if kind == "state"
+            else "train it again ('stratoflow ens10 train')")
+    with open(path, "rb") as fh:
+        zipped = fh.read(4) == b"PK\x03\x04"  # torch.save writes a zip archive
     try:
-        return torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:
-        raise ENS10DataError(f"cannot read checkpoint {path}: {exc}") from exc
+        ckpt = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # torch raises many types for truncated or foreign files
+        reason = "damaged or truncated" if zipped else "not a PyTorch checkpoint"
+        raise ENS10DataError(
+            f"cannot read checkpoint {path} ({reason}: {type(exc).__name__}); it must be a "
+            f"checkpoint of 'stratoflow ens10 train': {redo}"
+        ) from exc
+    keys = MODEL_KEYS if kind == "model" else STATE_KEYS
+    if not isinstance(ckpt, dict) or any(k not in ckpt for k in keys):
+        if kind == "model" and isinstance(ckpt, dict) and all(k in ckpt for k in STATE_KEYS):
+            cfg = ckpt["config"] if isinstance(ckpt["config"], dict) else {}
+            final = f"{cfg.get('model', '{model}')}_{cfg.get('target', '{target}')}.pt"
+            raise ENS10DataError(
+                f"checkpoint {path} is a training state (.last.pt, read by 'ens10 train' to "
+                f"resume), not a model: pass the exported model {path.with_name(final)}"
+            )
+        have = sorted(ckpt) if isinstance(ckpt, dict) else type(ckpt).__name__
+        raise ENS10DataError(
+            f"checkpoint {path} is not a{'n exported model' if kind == 'model' else ' training state'}"
+            f" of 'stratoflow ens10 train' (needs keys {', '.join(keys)}; has {have}); {redo}"
+        )
+    if kind == "model" and (ckpt["model"] not in MODELS or ckpt["target"] not in schema.TARGETS):
+        raise ENS10DataError(
+            f"checkpoint {path}: model {ckpt['model']!r} / target {ckpt['target']!r} are not "
+            f"baselines of this version ({', '.join(MODELS)} / {', '.join(schema.TARGETS)})"
+        )
+    return ckpt
 
 
-def model_from_checkpoint(ckpt: dict) -> torch.nn.Module:
+def model_from_checkpoint(ckpt: dict, path: Path | str | None = None) -> torch.nn.Module:
+    """The model of an exported checkpoint, in eval mode (``path`` names it in errors)."""
     norm = ckpt["normalisation"]
     grid = ckpt["grid"]
-    cfg = TrainConfig(**ckpt["config"])
-    model = build_model(ckpt["model"], len(ckpt["inputs"]), (len(grid["lat"]), len(grid["lon"])),
-                        norm, **cfg.model_kwargs())
-    model.load_state_dict(ckpt["state_dict"])
+    try:
+        cfg = TrainConfig(**ckpt["config"])
+        model = build_model(ckpt["model"], len(ckpt["inputs"]),
+                            (len(grid["lat"]), len(grid["lon"])), norm, **cfg.model_kwargs())
+        model.load_state_dict(ckpt["state_dict"])
+    except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ENS10DataError(
+            f"checkpoint {path or ckpt['model']}: cannot rebuild its {ckpt['model']} model "
+            f"({type(exc).__name__}: {reason}); train it again"
+        ) from exc
     model.eval()
     return model
+
+
+def check_compatible(ckpt: dict, inputs, lat, lon, path: Path | str, data: Path | str) -> None:
+    """An ENS10DataError unless the checkpoint was trained on ``data``'s grid and predictors."""
+    want_lat = np.asarray(ckpt["grid"]["lat"], dtype=float)
+    want_lon = np.asarray(ckpt["grid"]["lon"], dtype=float)
+    lat, lon = np.asarray(lat, dtype=float), np.asarray(lon, dtype=float)
+    if want_lat.shape != lat.shape or want_lon.shape != lon.shape or not (
+        np.allclose(want_lat, lat, atol=1e-6) and np.allclose(want_lon, lon, atol=1e-6)
+    ):
+        def describe(la, lo):
+            return (f"{la.size} x {lo.size} (lat {la.min():g}..{la.max():g}, lon "
+                    f"{lo.min():g}..{lo.max():g})") if la.size and lo.size else "empty"
+
+        raise ENS10DataError(
+            f"checkpoint {path} was trained on a {describe(want_lat, want_lon)} grid, but the data "
+            f"in {data} is on a {describe(lat, lon)} grid: evaluate it on data of its own grid "
+            "or train again on this data"
+        )
+    inputs = list(inputs)
+    if list(ckpt["inputs"]) != inputs:
+        missing = [n for n in ckpt["inputs"] if n not in inputs]
+        extra = [n for n in inputs if n not in ckpt["inputs"]]
+        detail = (f"missing {missing}, extra {extra}" if missing or extra
+                  else "the same names in another order")
+        raise ENS10DataError(
+            f"checkpoint {path} expects the inputs {list(ckpt['inputs'])}, but the data in {data} "
+            f"gives {inputs} ({detail}): train it again on this data"
+        )
 
 
 def predict(model: torch.nn.Module, data: FieldTensors, batch_size: int = 8):
@@ -137,6 +224,7 @@ def train(
     when its config matches (except ``epochs``, so a finished run can be extended)."""
     cfg = TrainConfig(model=model, target=target, epochs=epochs, **overrides)
     out_dir = Path(out_dir)
+    check_output_dir(out_dir, "checkpoint folder")
     final = out_dir / f"{model}_{target}.pt"
     last_path = out_dir / f"{model}_{target}.last.pt"
     torch.manual_seed(cfg.seed)
@@ -160,7 +248,7 @@ def train(
         opt = torch.optim.Adam(net.parameters(), lr=cfg.learning_rate)
     state = {"epoch": 0, "best_val": float("inf"), "best_state": None, "history": [], "bad": 0}
     if resume and last_path.is_file():
-        last = load_checkpoint(last_path)
+        last = load_checkpoint(last_path, kind="state")
         same = {k: v for k, v in last["config"].items() if k != "epochs"}
         if same == {k: v for k, v in dataclasses.asdict(cfg).items() if k != "epochs"}:
             net.load_state_dict(last["state_dict"])

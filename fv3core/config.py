@@ -21,8 +21,7 @@ from fv3core.namelist import (
     key_table,
     read_namelist,
 )
-from fv3core.stencils.divergence_damping import MAX_D4_BG
-from fv3core.stencils.ppm import SUPPORTED_HORD
+from fv3core.scheme_limits import MAX_D4_BG, SUPPORTED_HORD
 
 log = logging.getLogger(__name__)
 
@@ -127,6 +126,10 @@ class FV3Config:
     fill: bool = False
 
     def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, float) and not math.isfinite(value):
+                raise FV3ConfigError(f"{f.name}={value}: must be a finite number")
         for key in ("hord_mt", "hord_vt", "hord_dp", "hord_tm"):
             if getattr(self, key) is None:
                 object.__setattr__(self, key, self.hord)
@@ -356,6 +359,8 @@ class FV3Config:
                 if typ is int and isinstance(value, float) and not value.is_integer():
                     raise ValueError(value)
                 if typ is bool and not isinstance(value, bool):
+                    raise ValueError(value)
+                if typ in (int, float) and isinstance(value, bool):  # YAML's yes/true
                     raise ValueError(value)
                 clean[key] = typ(value)
             except (TypeError, ValueError) as exc:

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from fv3core.errors import FV3ConfigError
-from fv3core.stencils.ppm import SUPPORTED_HORD
+from fv3core.scheme_limits import SUPPORTED_HORD
 from fv3core.vertical.eta import SUPPORTED_NPZ
 
 log = logging.getLogger(__name__)

@@ -7,7 +7,7 @@ Huynh's constraint), and ``fxadv`` (``courant_and_area_flux``) once per kind of 
 takes (``normal_wind``).
 """
 
-from fv3core.stencils.ppm import SUPPORTED_HORD
+from fv3core.scheme_limits import SUPPORTED_HORD
 from mapping.tuning.registry import Tunable
 
 TUNABLE = Tunable(

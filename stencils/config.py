@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -68,6 +69,39 @@ def default_cache_dir() -> Path:
     return Path(os.environ.get("STRATOFLOW_CACHE_DIR") or ".stratoflow_cache").resolve()
 
 
+def ensure_writable_dir(path: Path, what: str, variable: str) -> Path:
+    """Create ``path`` if needed and check that files can be made in it (a probe file, which
+    also catches read-only mounts and immutable folders); else StencilError naming ``what``,
+    the path and the environment ``variable`` that chooses another folder."""
+    hint = f"set {variable} to a writable folder"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise StencilError(f"{what} {path} is a file, not a folder; {hint}") from None
+    except OSError as exc:
+        raise StencilError(
+            f"{what} {path} cannot be created ({exc.strerror or exc}); {hint}"
+        ) from None
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".write-probe-", dir=path)
+    except OSError as exc:
+        raise StencilError(f"{what} {path} is not writable ({exc.strerror or exc}); {hint}") from None
+    os.close(fd)
+    os.unlink(probe)
+    return path
+
+
+def check_compiler_env() -> None:
+    """StencilError if ``$CXX`` names a compiler that is not on PATH (GT4Py runs it when it is
+    imported, whatever the backend)."""
+    cxx = os.environ.get("CXX")
+    if cxx and shutil.which(cxx.split()[0]) is None:
+        raise StencilError(
+            f"CXX={cxx!r}: no such compiler on PATH; GT4Py runs it on import. Set CXX to an "
+            "installed C++ compiler (e.g. g++) or unset it"
+        )
+
+
 def check_backend(backend: str) -> str:
     """Return ``backend`` if it is known and usable here, else raise a clear StencilError."""
     if backend not in ALL_BACKENDS:
@@ -120,8 +154,9 @@ class StencilConfig:
         return replace(self, backend=backend)
 
     def apply(self) -> None:
-        """Point GT4Py's and DaCe's caches at ``cache_dir`` (idempotent)."""
-        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        """Point GT4Py's and DaCe's caches at ``cache_dir`` (idempotent); StencilError if the
+        folder cannot be written."""
+        ensure_writable_dir(self.cache_dir, "the stencil cache", "STRATOFLOW_CACHE_DIR")
         from stencils.gt4py_internals import configure_builds
 
         configure_builds(self.cache_dir, "gt4py")

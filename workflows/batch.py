@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
@@ -72,15 +73,43 @@ def sbatch_script(spec: WorkflowSpec, spec_copy: Path, site: SiteProfile, runs_d
     return "\n".join(lines) + "\n"
 
 
-def write_job(spec: WorkflowSpec, site: SiteProfile, runs_dir: Path, db: Path) -> tuple[Path, str]:
-    """Save the validated spec and the batch script under ``runs/<run-id>/``."""
+@dataclass(frozen=True)
+class BatchJob:
+    """A batch job of a spec, not written yet: ``script`` runs ``spec_copy``."""
+
+    script: Path
+    text: str
+    spec_copy: Path
+    spec_yaml: str
+
+
+def batch_job(spec: WorkflowSpec, site: SiteProfile, runs_dir: Path, db: Path) -> BatchJob:
+    """The batch script and spec copy of ``spec`` under ``runs/<run-id>/`` (nothing written)."""
     run_dir = runs_dir.resolve() / spec.run_id
     spec_copy = run_dir / "spec.yaml"
-    atomic_write_text(spec_copy, yaml.safe_dump(spec.model_dump(mode="json"), sort_keys=False))
     text = sbatch_script(spec, spec_copy, site, runs_dir, db)
-    script = run_dir / "job.sbatch"
-    atomic_write_text(script, text)
-    return script, text
+    spec_yaml = yaml.safe_dump(spec.model_dump(mode="json"), sort_keys=False)
+    return BatchJob(run_dir / "job.sbatch", text, spec_copy, spec_yaml)
+
+
+def write_job(job: BatchJob) -> Path:
+    """Save the validated spec and the batch script; WorkflowError if the run folder cannot be
+    written (names it and the option that chooses another)."""
+    try:
+        atomic_write_text(job.spec_copy, job.spec_yaml)
+        atomic_write_text(job.script, job.text)
+    except OSError as exc:
+        raise WorkflowError(
+            f"cannot write the batch job in {job.script.parent}: {exc.strerror or exc}; "
+            "choose a writable runs folder with --runs-dir or $STRATOFLOW_RUNS_DIR"
+        ) from None
+    return job.script
+
+
+def check_slurm_tools() -> None:
+    """WorkflowError unless ``sbatch`` and ``scontrol`` are on PATH."""
+    for name in ("sbatch", "scontrol"):
+        _slurm_tool(name)
 
 
 def _slurm_tool(name: str) -> str:

@@ -2,7 +2,15 @@
 
 Sub-commands are plug-ins: every module in :mod:`workflows.commands` that defines
 ``register(subparsers)`` adds its own sub-command, so each capability (``bench``, ``map``,
-``fv3``, ``ens10``, ``tune``, ``run`` ...) lives in its own small module.
+``fv3``, ``ens10``, ``tune``, ``run`` ...) lives in its own small module. A command line
+imports only the module of its command (all of them for ``--help`` or an unknown command).
+
+Errors the user can fix are one line on stderr and exit status 1 (a traceback only with
+``-vv``); argparse's usage errors exit 2. When stdout's reader goes away (``stratoflow runs
+show X | head``) the command stops quietly with status 141, as one killed by SIGPIPE would.
+In a workflow step, a failure is also recorded for the engine
+(:func:`workflows.kinds.base.record_step_error`), which does not retry usage and
+configuration errors.
 """
 
 from __future__ import annotations
@@ -10,7 +18,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import pkgutil
+import select
 import sys
 from collections.abc import Sequence
 
@@ -19,7 +29,15 @@ import workflows.commands
 log = logging.getLogger("stratoflow")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_modules() -> list[str]:
+    """The modules of :mod:`workflows.commands` (each registers the command of its name)."""
+    infos = pkgutil.iter_modules(workflows.commands.__path__)
+    return sorted(m.name for m in infos if not m.name.startswith("_"))
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or only of ``command`` when a module of that name exists
+    (importing one command's module is much faster than importing all)."""
     parser = argparse.ArgumentParser(
         prog="stratoflow",
         description=(
@@ -33,10 +51,11 @@ def build_parser() -> argparse.ArgumentParser:
         "-v", "--verbose", action="count", default=0, help="more log output (-vv for debug)"
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for info in sorted(pkgutil.iter_modules(workflows.commands.__path__), key=lambda m: m.name):
-        if info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"workflows.commands.{info.name}")
+    names = command_modules()
+    if command in names:
+        names = [command]
+    for name in names:
+        module = importlib.import_module(f"workflows.commands.{name}")
         register = getattr(module, "register", None)
         if register is not None:
             register(sub)
@@ -63,26 +82,82 @@ def setup_logging(verbosity: int) -> None:
         logging.getLogger(name).setLevel(logging.DEBUG if verbosity >= 2 else logging.WARNING)
 
 
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The command word of a command line (the top-level options take no value)."""
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    """Run one command line; its exit status."""
+    try:
+        status = _main(list(sys.argv[1:] if argv is None else argv))
+        sys.stdout.flush()  # a reader that went away shows here, not at interpreter exit
+        return status
+    except BrokenPipeError:
+        if not _stdout_gone():
+            raise
+        _discard_stdout()
+        return 141  # 128 + SIGPIPE
+
+
+def _main(argv: list[str]) -> int:
+    parser = build_parser(_command_of(argv))
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        if exc.code not in (0, None):
+            _record(exc)
+        raise
     setup_logging(args.verbose)
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()
         return 2
+    from mapping.cluster.abort import abort_on_failure
+    from workflows.errors import is_user_error
+
+    brief = args.verbose < 2
     try:
-        return int(handler(args) or 0)
+        # under mpiexec, any rank's failure or interrupt aborts the whole job
+        with abort_on_failure(f"stratoflow {_command_of(argv)}",
+                              with_traceback=lambda exc: not (brief and is_user_error(exc))):  # fmt: skip
+            return int(handler(args) or 0)
     except KeyboardInterrupt:
         log.error("interrupted")
         return 130
+    except BrokenPipeError:
+        raise
     except Exception as exc:  # a clear one-line error for known failures, traceback with -vv
-        from workflows.errors import is_user_error
-
-        if is_user_error(exc) and args.verbose < 2:
+        _record(exc)
+        if is_user_error(exc) and brief:
             log.error("%s: %s", type(exc).__name__, exc)
             return 1
         raise
+
+
+def _record(exc: BaseException) -> None:
+    from workflows.kinds.base import record_step_error  # a no-op outside a workflow step
+
+    record_step_error(exc)
+
+
+def _stdout_gone() -> bool:
+    """Whether stdout is a pipe or socket whose reader has gone away."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, ValueError, OSError):
+        return False
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    return any(events & select.POLLERR for _, events in poller.poll(0))
+
+
+def _discard_stdout() -> None:
+    """Point stdout at /dev/null, so that flushing it at exit raises nothing (the Python
+    docs' recipe for SIGPIPE)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 if __name__ == "__main__":

@@ -11,23 +11,25 @@ killed workflow resumes where it stopped when it is run again.
 from __future__ import annotations
 
 import concurrent.futures
-import hashlib
-import json
+import contextlib
 import logging
 import os
-import shlex
 import shutil
+import signal
 import socket
 import threading
 import time
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from tqdm import tqdm
 
 from workflows.errors import WorkflowError
-from workflows.executors import VENV_BIN, TaskFailed, make_executor
-from workflows.kinds import KINDS, PlanContext, TaskPlan
+from workflows.executors import TaskFailed, make_executor, read_taskinfo, signal_task_group
+from workflows.kinds import KINDS, Kind, PlanContext
+from workflows.kinds.base import STEP_ERROR_ENV, STEP_ERROR_FILE, read_step_error
+from workflows.kinds.code import StepKey, rerun_reason
 from workflows.outputs import (
     atomic_write_text,
     checksum_tree,
@@ -41,6 +43,7 @@ from workflows.report import write_report
 from workflows.sites import SiteProfile
 from workflows.spec import StepInstance, WorkflowSpec, expand
 from workflows.status import FINISHED, RunStatus, StepStatus
+from workflows.task_main import GRACE_S
 
 log = logging.getLogger(__name__)
 
@@ -68,49 +71,25 @@ class RunOutcome:
         return self.status is RunStatus.DONE
 
 
-def step_hash(inst: StepInstance, dep_hashes: list[str]) -> str:
+def step_key(inst: StepInstance, dep_hashes: list[str]) -> StepKey:
     """Identity of a step's result: kind (and adapter version), parameters, the content of
-    its input files, the hashes of the steps it reads from, and the kind's
-    :meth:`~workflows.kinds.base.Kind.hash_context` (e.g. FV3's applied tuned schedules)."""
+    its input files, the kind's :meth:`~workflows.kinds.base.Kind.hash_context` (e.g. FV3's
+    applied tuned schedules), the hashes of the steps it reads from, and the code that runs it
+    (:meth:`~workflows.kinds.base.Kind.code_key`: stratoflow's sources, library versions)."""
     step = inst.step
     kind = KINDS[step.kind]  # type: ignore[attr-defined]
     params = step.model_dump(mode="json", exclude={"name", "description", "retries", "after"})
     files = {f: sha256_file(Path(getattr(step, f))) for f in step.file_fields()}
-    payload = {
-        "kind": kind.name, "adapter": kind.version(), "params": params, "files": files,
-        "deps": sorted(dep_hashes),
-    }  # fmt: skip
+    inputs = {"kind": kind.name, "adapter": kind.version(), "params": params, "files": files}
     context = kind.hash_context(step)
     if context:  # absent when empty, so a kind without context hashes as parameters + files
-        payload["context"] = context
-    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+        inputs["context"] = context
+    return StepKey(inputs, tuple(dep_hashes), kind.code_key())
 
 
-def shell_command(plan: TaskPlan, workdir: Path) -> str:
-    """The shell text of a task. Every argument is quoted; only the MPI prefix, which the
-    executor sets, expands."""
-    lines = [
-        "set -eu",
-        f"cd {shlex.quote(str(workdir))}",
-        f"export PATH={shlex.quote(VENV_BIN)}:\"$PATH\"",
-        'printf "host=%s\\nslurm_job_id=%s\\n" "$(hostname)" "${SLURM_JOB_ID:-}" > .taskinfo',
-    ]
-    lines += [f"export {k}={shlex.quote(v)}" for k, v in sorted(plan.env.items())]
-    if plan.warm_argv:
-        lines.append('echo "stratoflow: warming the stencil cache serially" >&2')
-        lines.append(shlex.join(plan.warm_argv) + " >&2")  # its printout is not the result
-    if plan.ranks > 1:
-        lines.append('${PARSL_MPI_PREFIX:?"no MPI launcher set"} ' + shlex.join(plan.argv))
-    else:
-        lines.append(shlex.join(plan.argv))
-    return "\n".join(lines) + "\n"
-
-
-def _read_taskinfo(folder: Path) -> dict[str, str]:
-    path = folder / ".taskinfo"
-    if not path.is_file():
-        return {}
-    return dict(line.split("=", 1) for line in path.read_text().splitlines() if "=" in line)
+def step_hash(inst: StepInstance, dep_hashes: list[str]) -> str:
+    """The digest of :func:`step_key`: equal hashes mean the same result."""
+    return step_key(inst, dep_hashes).digest
 
 
 def _pid_alive(pid: int) -> bool:
@@ -147,10 +126,13 @@ class WorkflowRunner:
         self.run_dir = Path(runs_dir).resolve() / self.run_id
         self.instances = expand(spec)
         self.by_id = {i.id: i for i in self.instances}
+        self.keys: dict[str, StepKey] = {}
         self.hashes: dict[str, str] = {}
         for inst in self.instances:
-            self.hashes[inst.id] = step_hash(inst, [self.hashes[d] for d in inst.depends_on])
+            self.keys[inst.id] = step_key(inst, [self.hashes[d] for d in inst.depends_on])
+            self.hashes[inst.id] = self.keys[inst.id].digest
         self._lock = threading.Lock()
+        self._stop = threading.Event()  # set by the first SIGINT/SIGTERM: stop the run
 
     # --- folders ---------------------------------------------------------------------------
 
@@ -163,8 +145,12 @@ class WorkflowRunner:
     # --- the run ---------------------------------------------------------------------------
 
     def __call__(self) -> RunOutcome:
+        """Run the spec. The first SIGINT or SIGTERM (in the main thread) stops the run: steps
+        not started are cancelled, running ones stopped, and the outcome is ``interrupted``;
+        a second one raises KeyboardInterrupt at once."""
         self._claim()
         self.run_dir.mkdir(parents=True, exist_ok=True)
+        self._stop_leftovers()
         atomic_write_text(self.run_dir / "spec.json", self.spec.canonical_json() + "\n")
         self.db.begin_run(
             self.run_id, self.spec.name, self.spec.hash, self.spec.canonical_json(),
@@ -172,32 +158,68 @@ class WorkflowRunner:
         )  # fmt: skip
         log.info("run %s on site %s: %d steps in %s", self.run_id, self.site.name,
                  len(self.instances), self.run_dir)  # fmt: skip
-        outcomes: dict[str, StepOutcome] = {}
-        todo: list[StepInstance] = []
-        for inst in self.instances:
-            outcome = self._precheck(inst, outcomes)
-            if outcome is None:
-                todo.append(inst)
-            else:
-                outcomes[inst.id] = outcome
         status = RunStatus.FAILED
-        try:
-            if todo:
-                self._execute(todo, outcomes)
-            ordered = [outcomes[i.id] for i in self.instances]
-            status = RunStatus.DONE if all(o.status.finished for o in ordered) else RunStatus.FAILED
-        except BaseException:
-            status = RunStatus.INTERRUPTED
-            for inst in self.instances:
-                row = self.db.get_step(self.run_id, inst.id)
-                if row and row["status"] in (StepStatus.RUNNING, StepStatus.PENDING):
-                    self.db.set_step(self.run_id, inst.id, status=StepStatus.INTERRUPTED,
-                                     ended=time.time())  # fmt: skip
-            raise
-        finally:
-            self.db.update_run(self.run_id, status=status, ended=time.time())
+        with self._stop_on_signals():
+            try:
+                outcomes: dict[str, StepOutcome] = {}
+                todo: list[StepInstance] = []
+                for inst in self.instances:
+                    outcome = self._precheck(inst, outcomes)
+                    if outcome is None:
+                        todo.append(inst)
+                    else:
+                        outcomes[inst.id] = outcome
+                if todo:
+                    self._execute(todo, outcomes)
+                ordered = [outcomes[i.id] for i in self.instances]
+                if all(o.status.finished for o in ordered):
+                    status = RunStatus.DONE
+                elif self._stop.is_set():
+                    status = RunStatus.INTERRUPTED
+            except BaseException:
+                status = RunStatus.INTERRUPTED
+                raise
+            finally:
+                if status is RunStatus.INTERRUPTED:
+                    self._mark_interrupted()
+                self.db.update_run(self.run_id, status=status, ended=time.time())
         report = write_report(self.db, self.run_id)
         return RunOutcome(self.run_id, self.run_dir, status, ordered, report)
+
+    @contextlib.contextmanager
+    def _stop_on_signals(self) -> Iterator[None]:
+        """SIGINT and SIGTERM set :attr:`_stop` (the second one raises KeyboardInterrupt)."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+
+        def handler(signum: int, frame: object) -> None:
+            if self._stop.is_set():
+                raise KeyboardInterrupt
+            self._stop.set()
+
+        previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for sig, old in previous.items():
+                signal.signal(sig, old)
+
+    def _mark_interrupted(self) -> None:
+        for inst in self.instances:
+            row = self.db.get_step(self.run_id, inst.id)
+            if row and row["status"] in (StepStatus.RUNNING, StepStatus.PENDING):
+                self.db.set_step(self.run_id, inst.id, status=StepStatus.INTERRUPTED,
+                                 ended=time.time())  # fmt: skip
+
+    def _stop_leftovers(self) -> None:
+        """Kill what tasks of an earlier, killed run of this run id left running on this
+        host (the process groups their ``.taskinfo`` files name)."""
+        for path in sorted(self.run_dir.glob("steps/*/.try-*/.taskinfo")):
+            info = read_taskinfo(path.parent)
+            if signal_task_group(info, signal.SIGKILL, require_leader=True):
+                log.warning("killed process group %s, left running in %s by an earlier run "
+                            "that was killed", info.get("pgid"), path.parent)  # fmt: skip
 
     def _claim(self) -> None:
         """Refuse to run while another live process runs the same run id on this host."""
@@ -216,26 +238,49 @@ class WorkflowRunner:
             )
 
     def _precheck(self, inst: StepInstance, outcomes: dict[str, StepOutcome]) -> StepOutcome | None:
-        """Outcome of a step that needs no execution (memoised), else None (it is pending)."""
+        """Outcome of a step that needs no execution (memoised), else None (it is pending);
+        records in its row why it runs or was reused."""
         kind = KINDS[inst.step.kind]  # type: ignore[attr-defined]
-        h = self.hashes[inst.id]
+        h, key = self.hashes[inst.id], self.keys[inst.id]
+        unusable: list[str] = []  # results with the same key whose outputs fail their checksums
         if not self.force:
-            reused = self._memoised(inst, h)
+            reused = self._memoised(inst, h, unusable)
             if reused is not None:
                 return StepOutcome(inst.id, kind.name, reused[0], message=reused[1])
+        if self.force:
+            reason = "ran: --force"
+        elif unusable:
+            reason = f"ran: the outputs of {unusable[0]} (same key) failed their checksums"
+        else:
+            earlier = self.db.earlier_result(self.run_id, inst.id, key.inputs_hash,
+                                             self.spec.name)  # fmt: skip
+            reason = "ran: " + rerun_reason(key, earlier)
+            own = self.db.get_step(self.run_id, inst.id)
+            if earlier is None and own and own["status"] not in FINISHED and own["step_hash"] == h:
+                reason = f"ran: its earlier run in this run ended {own['status']}"
+        log.debug("step %s: %s", inst.id, reason)
         self.db.set_step(
             self.run_id, inst.id, status=StepStatus.PENDING, message="", step_hash=h,
             kind=kind.name, out_dir=str(self.out_dir(inst)), log_dir=str(self.step_dir(inst) / "logs"),
+            step_key=key.to_json(), inputs_hash=key.inputs_hash, reason=reason,
         )  # fmt: skip
         return None
 
-    def _memoised(self, inst: StepInstance, h: str) -> tuple[StepStatus, str] | None:
+    def _memoised(self, inst: StepInstance, h: str, unusable: list[str]) -> tuple[StepStatus, str] | None:
+        """Reuse this run's finished result of the step, or copy an identical step's outputs
+        (same step hash, outputs matching their checksums); None if there is none. Results
+        with the step's hash whose outputs fail their checksums are named in ``unusable``."""
         own = self.db.get_step(self.run_id, inst.id)
         out = self.out_dir(inst)
+        key = self.keys[inst.id]
         if own and own["status"] in FINISHED and own["step_hash"] == h:
             if verify_tree(out, self.db.outputs(self.run_id, inst.id)):
                 log.info("step %s: finished with identical inputs; skipped", inst.id)
+                self.db.set_step(self.run_id, inst.id, step_key=key.to_json(),
+                                 inputs_hash=key.inputs_hash,
+                                 reason="reused: finished earlier in this run with the same key")  # fmt: skip
                 return StepStatus(own["status"]), "memoised: finished with identical inputs (use --force to rerun)"
+            unusable.append(f"run {self.run_id} step {inst.id}")
         for row in self.db.finished_steps_with_hash(h):
             if (row["run_id"], row["step_id"]) == (self.run_id, inst.id) or not row["out_dir"]:
                 continue
@@ -249,13 +294,18 @@ class WorkflowRunner:
                 self.db.set_step(
                     self.run_id, inst.id, status=StepStatus.CACHED, message=msg, step_hash=h,
                     kind=inst.step.kind, out_dir=str(out), started=now, ended=now,  # type: ignore[attr-defined]
-                    log_dir=str(self.step_dir(inst) / "logs"),
+                    log_dir=str(self.step_dir(inst) / "logs"), step_key=key.to_json(),
+                    inputs_hash=key.inputs_hash,
+                    reason=f"reused: from run {row['run_id']} step {row['step_id']} with the same key",
                 )  # fmt: skip
                 log.info("step %s: %s", inst.id, msg)
                 return StepStatus.CACHED, msg
+            unusable.append(f"run {row['run_id']} step {row['step_id']}")
         return None
 
     def _execute(self, todo: list[StepInstance], outcomes: dict[str, StepOutcome]) -> None:
+        """Run the pending steps in dependency order, ``max_workers`` at a time, until they
+        end or :attr:`_stop` is set (then :meth:`_interrupt`)."""
         executor = make_executor(self.site, self.run_dir)
         pending = list(todo)
         running: dict[concurrent.futures.Future, StepInstance] = {}
@@ -263,35 +313,70 @@ class WorkflowRunner:
                    unit="step", disable=not self.progress, leave=True)  # fmt: skip
         self._bar = bar
         self._active: set[str] = set()
+        drivers = concurrent.futures.ThreadPoolExecutor(self.site.max_workers)
         try:
-            with concurrent.futures.ThreadPoolExecutor(self.site.max_workers) as drivers:
-                while pending or running:
-                    for inst in list(pending):
-                        deps = [outcomes.get(d) for d in inst.depends_on]
-                        if any(d is not None and not d.status.finished for d in deps):
-                            bad = [d.id for d in deps if d is not None and not d.status.finished]
-                            msg = f"blocked: needs {', '.join(bad)}, which did not finish"
-                            self.db.set_step(self.run_id, inst.id, status=StepStatus.BLOCKED, message=msg)
-                            outcomes[inst.id] = StepOutcome(inst.id, inst.step.kind, StepStatus.BLOCKED, message=msg)  # type: ignore[attr-defined]
-                            pending.remove(inst)
-                            bar.update(1)
-                        elif all(d is not None for d in deps):
-                            pending.remove(inst)
-                            running[drivers.submit(self._run_step, inst, executor)] = inst
-                    if not running:
-                        continue
-                    done, _ = concurrent.futures.wait(running, return_when="FIRST_COMPLETED")
-                    for fut in done:
-                        inst = running.pop(fut)
-                        outcomes[inst.id] = fut.result()
-                        o = outcomes[inst.id]
+            while (pending or running) and not self._stop.is_set():
+                for inst in list(pending):
+                    deps = [outcomes.get(d) for d in inst.depends_on]
+                    if any(d is not None and not d.status.finished for d in deps):
+                        bad = [d.id for d in deps if d is not None and not d.status.finished]
+                        msg = f"blocked: needs {', '.join(bad)}, which did not finish"
+                        self.db.set_step(self.run_id, inst.id, status=StepStatus.BLOCKED, message=msg)
+                        outcomes[inst.id] = StepOutcome(inst.id, inst.step.kind, StepStatus.BLOCKED, message=msg)  # type: ignore[attr-defined]
+                        pending.remove(inst)
                         bar.update(1)
-                        log.info("step %s: %s after %d tr%s (%.1f s)%s", inst.id, o.status,
-                                 o.tries, "y" if o.tries == 1 else "ies", o.seconds,
-                                 f": {o.message}" if o.message else "")  # fmt: skip
+                    elif all(d is not None for d in deps):
+                        pending.remove(inst)
+                        running[drivers.submit(self._run_step, inst, executor)] = inst
+                if not running:
+                    continue
+                done, _ = concurrent.futures.wait(running, timeout=0.5, return_when="FIRST_COMPLETED")
+                for fut in done:
+                    self._collect(running.pop(fut), fut.result(), outcomes)
+            if self._stop.is_set():
+                self._interrupt(executor, pending, running, outcomes)
         finally:
+            drivers.shutdown(wait=not self._stop.is_set(), cancel_futures=True)
             bar.close()
             executor.close()
+
+    def _collect(self, inst: StepInstance, outcome: StepOutcome, outcomes: dict[str, StepOutcome]) -> None:
+        outcomes[inst.id] = o = outcome
+        self._bar.update(1)
+        log.info("step %s: %s after %d tr%s (%.1f s)%s", inst.id, o.status,
+                 o.tries, "y" if o.tries == 1 else "ies", o.seconds,
+                 f": {o.message}" if o.message else "")  # fmt: skip
+
+    def _interrupt(self, executor, pending: list[StepInstance],
+                   running: dict[concurrent.futures.Future, StepInstance],
+                   outcomes: dict[str, StepOutcome]) -> None:  # fmt: skip
+        """Cancel the steps that have not started and stop the running ones: their process
+        groups get SIGTERM, then SIGKILL after a grace period; all end ``interrupted``."""
+        log.warning("interrupt: cancelling the steps that have not started and stopping the "
+                    "running ones (interrupt again to exit at once)")  # fmt: skip
+        cancelled = list(pending)
+        waiting = {}
+        for fut, inst in running.items():
+            if fut.cancel():
+                cancelled.append(inst)
+            else:
+                waiting[fut] = inst
+        for inst in cancelled:
+            msg = "cancelled: the run was interrupted before it started; rerun to resume"
+            self.db.set_step(self.run_id, inst.id, status=StepStatus.INTERRUPTED, message=msg)
+            outcomes[inst.id] = StepOutcome(inst.id, inst.step.kind, StepStatus.INTERRUPTED, message=msg)  # type: ignore[attr-defined]
+        queued, stopped = executor.interrupt()
+        executor.stop_waiting(GRACE_S + 2.0)
+        done, not_done = concurrent.futures.wait(waiting, timeout=5.0)
+        for fut in done:
+            self._collect(waiting[fut], fut.result(), outcomes)
+        for fut in not_done:  # its driver is stuck; the step is recorded as interrupted
+            inst = waiting[fut]
+            outcomes[inst.id] = StepOutcome(inst.id, inst.step.kind, StepStatus.INTERRUPTED,  # type: ignore[attr-defined]
+                                            message="interrupted; rerun to resume")  # fmt: skip
+        log.warning("interrupted: %d step%s cancelled, %d stopped; rerun to resume",
+                    len(cancelled) + queued, "" if len(cancelled) + queued == 1 else "s",
+                    stopped)  # fmt: skip
 
     def _run_step(self, inst: StepInstance, executor) -> StepOutcome:
         kind = KINDS[inst.step.kind]  # type: ignore[attr-defined]
@@ -308,9 +393,16 @@ class WorkflowRunner:
         start = time.time()
         self._show_active(inst.id, True)
         try:
-            return self._tries(inst, executor, kind, retries, step_dir, logs, inputs, start)
+            outcome = self._tries(inst, executor, kind, retries, step_dir, logs, inputs, start)
         finally:
             self._show_active(inst.id, False)
+        if self._stop.is_set() and not outcome.status.finished:
+            msg = "interrupted while running; rerun to resume"
+            self.db.set_step(self.run_id, inst.id, status=StepStatus.INTERRUPTED, message=msg,
+                             ended=time.time())  # fmt: skip
+            outcome = StepOutcome(inst.id, kind.name, StepStatus.INTERRUPTED, outcome.tries,
+                                  outcome.seconds, msg)  # fmt: skip
+        return outcome
 
     def _show_active(self, step_id: str, active: bool) -> None:
         with self._lock:
@@ -323,15 +415,17 @@ class WorkflowRunner:
         self.db.set_step(self.run_id, inst.id, status=StepStatus.RUNNING, started=start, ended=None,
                          exit_code=None, message="")  # fmt: skip
         message, exit_code = "", None
+        tries = 0
         for k in range(retries + 1):
-            n = len(list(logs.glob("try-*.out"))) + 1
-            workdir = step_dir / f".try-{n}"
-            workdir.mkdir(parents=True)
+            tries = k + 1
+            n, workdir = _claim_try(step_dir, logs, self.db.max_try(self.run_id, inst.id))
             stdout, stderr = logs / f"try-{n}.out", logs / f"try-{n}.err"
             t0 = time.time()
             try:
                 plan = kind.plan(inst.step, PlanContext(workdir, inputs))
-                handle = executor.submit(shell_command(plan, workdir), plan.ranks, stdout, stderr)
+                error_file = {STEP_ERROR_ENV: str(workdir / STEP_ERROR_FILE)}
+                plan = replace(plan, env={**plan.env, **error_file})
+                handle = executor.submit(plan, workdir, stdout, stderr)
             except Exception as exc:  # a step that cannot even start fails alone
                 message = str(exc) if isinstance(exc, WorkflowError) else f"{type(exc).__name__}: {exc}"
                 log.error("step %s: cannot start: %s", inst.id, message)
@@ -347,7 +441,7 @@ class WorkflowRunner:
                 exit_code = 0
             except TaskFailed as exc:
                 exit_code, error = exc.exit_code, str(exc)
-            info = _read_taskinfo(workdir)
+            info = read_taskinfo(workdir)
             self.db.add_attempt(
                 self.run_id, inst.id, **{"try": n}, parsl_task_id=handle.parsl_task_id,
                 parsl_try_id=handle.parsl_try_id,
@@ -372,14 +466,51 @@ class WorkflowRunner:
             tail = _tail(stderr)
             message = f"try {n} failed ({error}); log {stderr}" + (f": {tail}" if tail else "")
             log.warning("step %s: %s", inst.id, message)
+            permanent = _permanent_failure(kind, exit_code, workdir)
+            if permanent:
+                message = f"try {n} failed, not retried: {permanent}; log {stderr}"
+                log.warning("step %s: not retried: %s", inst.id, permanent)
+                break
             if k < retries:
                 delay = self.spec.backoff_s * 2**k
                 log.info("step %s: retrying in %.1f s", inst.id, delay)
-                time.sleep(delay)
+                if self._stop.wait(delay):  # interrupted: no further try
+                    break
         end = time.time()
         self.db.set_step(self.run_id, inst.id, status=StepStatus.FAILED, ended=end, exit_code=exit_code,
                          message=message)  # fmt: skip
-        return StepOutcome(inst.id, kind.name, StepStatus.FAILED, retries + 1, end - start, message)
+        return StepOutcome(inst.id, kind.name, StepStatus.FAILED, tries, end - start, message)
+
+
+def _claim_try(step_dir: Path, logs: Path, recorded: int) -> tuple[int, Path]:
+    """The next try number of a step and its work folder ``.try-N``, created exclusively:
+    one above every try in the run database (``recorded``), the logs and the work folders,
+    so a try that left no log (a launch failure) never has its number reused."""
+    used = [recorded]
+    for path in [*logs.glob("try-*"), *step_dir.glob(".try-*")]:
+        number = path.name.lstrip(".").removeprefix("try-").split(".")[0]
+        if number.isdigit():
+            used.append(int(number))
+    n = max(used) + 1
+    while True:
+        workdir = step_dir / f".try-{n}"
+        try:
+            workdir.mkdir()
+            return n, workdir
+        except FileExistsError:  # claimed meanwhile
+            n += 1
+
+
+def _permanent_failure(kind: Kind, exit_code: int | None, workdir: Path) -> str:
+    """Why a failed try would fail the same way again (its step recorded a usage or
+    configuration error, or exited with one of the kind's permanent statuses); empty if a
+    retry may help."""
+    record = read_step_error(workdir)
+    if record is not None and record.get("permanent"):
+        return f"{record.get('error', 'error')}: {record.get('message', '')}"[:400]
+    if exit_code is not None and exit_code in kind.permanent_exit_codes:
+        return f"exit status {exit_code} is a usage or configuration error of {kind.name}"
+    return ""
 
 
 def _tail(path: Path, lines: int = 3) -> str:

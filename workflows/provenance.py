@@ -1,12 +1,17 @@
 """The run database (SQLite): what ran, where, with which code, and what it wrote.
 
 One row per run (spec, hash, git commit, package versions, host, Slurm job id, start/end,
-status), per step (step hash, status, tries, Parsl task ids, exit status), per attempt
+status), per step (step hash and its parts -- parameters, inputs, code key --, why it ran or
+was reused, status, tries, Parsl task ids, exit status), per attempt
 (Parsl task id, try number, host, Slurm job id, exit status, log files) and per output file
 (path and SHA-256). Statuses are stored as the string values of
 :class:`~workflows.status.StepStatus` and :class:`~workflows.status.RunStatus`; rows hold those
 strings (equal to the enum members). Safe to use from the engine's threads and from several
 processes.
+
+A database is checked when it is opened (``PRAGMA quick_check``); a damaged or foreign file,
+or one that cannot be written, raises :class:`~workflows.errors.WorkflowError` naming the file
+and what to do, never a raw ``sqlite3`` error.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import getpass
 import json
 import os
+import re
 import socket
 import sqlite3
 import subprocess
@@ -26,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from workflows.errors import WorkflowError
+from workflows.paths import writable_dir
 from workflows.status import FINISHED, RunStatus, StepStatus
 
 SCHEMA = """
@@ -38,6 +45,7 @@ CREATE TABLE IF NOT EXISTS steps (
     run_id TEXT, step_id TEXT, step_hash TEXT, kind TEXT, status TEXT, message TEXT,
     started REAL, ended REAL, exit_code INTEGER, tries INTEGER DEFAULT 0,
     parsl_task_ids TEXT DEFAULT '[]', host TEXT, slurm_job_id TEXT, out_dir TEXT, log_dir TEXT,
+    step_key TEXT, inputs_hash TEXT, reason TEXT,
     PRIMARY KEY (run_id, step_id)
 );
 CREATE TABLE IF NOT EXISTS attempts (
@@ -50,6 +58,10 @@ CREATE TABLE IF NOT EXISTS outputs (
 );
 CREATE INDEX IF NOT EXISTS steps_by_hash ON steps (step_hash, status);
 """
+# Columns added after the first schema: added to an older database when it is opened.
+_ADDED_COLUMNS = {"steps": ("step_key TEXT", "inputs_hash TEXT", "reason TEXT")}
+_INDEXES = "CREATE INDEX IF NOT EXISTS steps_by_inputs ON steps (inputs_hash, status);"
+RUN_ID = re.compile(r"[A-Za-z0-9_-]+")  # the characters of spec names and run-id suffixes
 
 _FINISHED_VALUES = tuple(sorted(s.value for s in FINISHED))
 PACKAGES = (
@@ -86,23 +98,67 @@ def git_commit() -> str:
 
 
 class ProvenanceDB:
-    """The run database at ``path`` (created on first use)."""
+    """The run database at ``path`` (created on first use, checked when opened)."""
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
+        if self.path.is_dir():
+            raise WorkflowError(
+                f"run database {self.path} is a folder; {_CHOOSE}"
+            )
+        writable_dir(self.path.parent, "run database folder", _CHOOSE)
         try:
             self._conn = sqlite3.connect(
                 self.path, timeout=60, check_same_thread=False, isolation_level=None
             )
+        except sqlite3.Error as exc:
+            raise self._error(exc) from None
+        try:
             self._conn.row_factory = sqlite3.Row
             self._conn.execute("PRAGMA journal_mode=WAL")
+            problems = [r[0] for r in self._conn.execute("PRAGMA quick_check").fetchall()]
+            if problems != ["ok"]:
+                raise WorkflowError(_damaged(self.path, "; ".join(problems[:3])))
             self._conn.executescript(SCHEMA)
-        except sqlite3.DatabaseError as exc:
-            raise WorkflowError(
-                f"run database {self.path} cannot be opened ({exc}); pass another --db path"
-            ) from None
+            self._add_columns()
+        except sqlite3.Error as exc:
+            self._conn.close()
+            raise self._error(exc) from None
+        except WorkflowError:
+            self._conn.close()
+            raise
+
+    def _add_columns(self) -> None:
+        for table, columns in _ADDED_COLUMNS.items():
+            have = {r[1] for r in self._conn.execute(f"PRAGMA table_info({table})")}
+            for column in columns:
+                if column.split()[0] not in have:
+                    try:
+                        self._conn.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
+                    except sqlite3.OperationalError as exc:  # another process added it meanwhile
+                        if "duplicate column" not in str(exc):
+                            raise
+        self._conn.executescript(_INDEXES)
+
+    def _error(self, exc: sqlite3.Error) -> WorkflowError:
+        """A WorkflowError for an SQLite failure on this database: what went wrong, what to do."""
+        name = getattr(exc, "sqlite_errorname", "")
+        if name in ("SQLITE_CORRUPT", "SQLITE_NOTADB") or type(exc) is sqlite3.DatabaseError:
+            return WorkflowError(_damaged(self.path, str(exc)))
+        if name in ("SQLITE_READONLY", "SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_AUTH"):
+            return WorkflowError(
+                f"run database {self.path} cannot be opened for writing ({exc}): make it and "
+                f"its folder {self.path.parent} writable; {_CHOOSE}"
+            )
+        if name in ("SQLITE_BUSY", "SQLITE_LOCKED"):
+            return WorkflowError(
+                f"run database {self.path} is locked by another process ({exc}); wait for it "
+                f"or {_CHOOSE}"
+            )
+        if name == "SQLITE_FULL":
+            return WorkflowError(f"run database {self.path}: the disk is full ({exc}); free space")
+        return WorkflowError(f"run database {self.path}: {exc}; {_CHOOSE}")
 
     def close(self) -> None:
         with self._lock:
@@ -117,17 +173,23 @@ class ProvenanceDB:
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
             try:
-                yield self._conn
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
+                self._conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield self._conn
+                except BaseException:
+                    self._conn.execute("ROLLBACK")
+                    raise
+                self._conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                raise self._error(exc) from None
 
     def _query(self, sql: str, args: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
         with self._lock:
-            return [dict(r) for r in self._conn.execute(sql, args).fetchall()]
+            try:
+                return [dict(r) for r in self._conn.execute(sql, args).fetchall()]
+            except sqlite3.Error as exc:
+                raise self._error(exc) from None
 
     # --- runs -----------------------------------------------------------------------------
 
@@ -157,9 +219,21 @@ class ProvenanceDB:
             c.execute(f"UPDATE runs SET {sets} WHERE run_id = ?", (*fields.values(), run_id))
 
     def get_run(self, run_id: str) -> dict[str, Any]:
+        """The run ``run_id``, or the one run whose id starts with it. Ids are matched
+        literally: an empty id, or one with characters no run id has (a glob pattern, a
+        space), is refused."""
+        if not RUN_ID.fullmatch(run_id):
+            what = "an empty run id" if not run_id.strip() else f"run id {run_id!r}"
+            raise WorkflowError(
+                f"{what} names no run: run ids have letters, digits, '_' and '-' only, and "
+                "are matched exactly or by a unique prefix (no patterns); `stratoflow runs "
+                "list` shows them"
+            )
         rows = self._query("SELECT * FROM runs WHERE run_id = ?", (run_id,))
         if not rows:
-            rows = self._query("SELECT * FROM runs WHERE run_id LIKE ?", (run_id + "%",))
+            rows = self._query(
+                "SELECT * FROM runs WHERE substr(run_id, 1, ?) = ?", (len(run_id), run_id)
+            )
         if len(rows) != 1:
             known = ", ".join(r["run_id"] for r in self.list_runs()[:10]) or "none"
             what = "is ambiguous" if rows else "is not in"
@@ -211,6 +285,36 @@ class ProvenanceDB:
             (step_hash, *_FINISHED_VALUES),
         )
 
+    def earlier_result(
+        self, run_id: str, step_id: str, inputs_hash: str, spec_name: str
+    ) -> dict[str, Any] | None:
+        """The result a step is compared with when it runs: this run's own finished row of
+        the step; else the latest finished step of any run with the same parameters and input
+        files (``inputs_hash``); else the latest finished step of that name in a run of a
+        spec of the same name; None when there is none."""
+        own = self.get_step(run_id, step_id)
+        if own and own["status"] in FINISHED and own["step_key"]:
+            return own
+        marks = ", ".join("?" * len(_FINISHED_VALUES))
+        rows = self._query(
+            f"SELECT * FROM steps WHERE inputs_hash = ? AND status IN ({marks}) "
+            "AND step_key IS NOT NULL ORDER BY ended DESC LIMIT 1",
+            (inputs_hash, *_FINISHED_VALUES),
+        ) or self._query(
+            f"SELECT s.* FROM steps s JOIN runs r ON r.run_id = s.run_id WHERE r.name = ? "
+            f"AND s.step_id = ? AND s.status IN ({marks}) AND s.step_key IS NOT NULL "
+            "ORDER BY s.ended DESC LIMIT 1",
+            (spec_name, step_id, *_FINISHED_VALUES),
+        )  # fmt: skip
+        return rows[0] if rows else None
+
+    def max_try(self, run_id: str, step_id: str) -> int:
+        """The highest try number recorded for a step (0 when none)."""
+        rows = self._query(
+            "SELECT MAX(try) AS n FROM attempts WHERE run_id = ? AND step_id = ?", (run_id, step_id)
+        )
+        return int(rows[0]["n"] or 0)
+
     def add_attempt(self, run_id: str, step_id: str, **fields: Any) -> None:
         fields = {"run_id": run_id, "step_id": step_id} | fields
         cols = ", ".join(fields)
@@ -244,3 +348,14 @@ class ProvenanceDB:
             "SELECT * FROM outputs WHERE run_id = ? AND step_id = ? ORDER BY path",
             (run_id, step_id),
         )
+
+
+_CHOOSE = "choose another run database with --db FILE or $STRATOFLOW_DB (or another --runs-dir)"
+
+
+def _damaged(path: Path, detail: str) -> str:
+    return (
+        f"run database {path} is damaged or not an SQLite database ({detail}): move it aside "
+        f"(e.g. `mv {path} {path}.damaged`; a new one is created on the next run, without the "
+        f"old records), or {_CHOOSE}"
+    )

@@ -27,6 +27,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    Strict,
     ValidationError,
     model_serializer,
     model_validator,
@@ -76,6 +77,10 @@ Backend = Literal[
     "cuda",
 ]
 Scalar = int | float | bool | Arg
+# Numbers and switches are strict: YAML's ``yes``/``true`` is not a number, "24" is not an int.
+Int = Annotated[int, Strict()]
+Float = Annotated[float, Strict()]  # an int is a float too
+Bool = Annotated[bool, Strict()]
 
 
 class _Model(BaseModel):
@@ -91,11 +96,13 @@ class StepBase(_Model):
     name: Name
     description: str = ""
     after: tuple[Name, ...] = ()
-    retries: int | None = Field(default=None, ge=0, le=10)
+    retries: Int | None = Field(default=None, ge=0, le=10)
     sweep: dict[str, list[Scalar]] = Field(default_factory=dict)
 
     # fields naming other steps whose outputs this step reads (overridden by kinds)
     input_fields: ClassVar[tuple[str, ...]] = ()
+    # the kinds of step each input field may name (a field not listed may name any step)
+    input_kinds: ClassVar[dict[str, tuple[str, ...]]] = {}
     # fields holding paths of input files, checked for existence and hashed by content
     path_fields: ClassVar[tuple[str, ...]] = ()
 
@@ -138,7 +145,7 @@ class CommandStep(StepBase):
 
     kind: Literal["command"]
     argv: tuple[Arg, ...] = Field(min_length=1)
-    ranks: int = Field(default=1, ge=1, le=1024)
+    ranks: Int = Field(default=1, ge=1, le=1024)
 
     @model_validator(mode="after")
     def _check_placeholders(self) -> CommandStep:
@@ -159,7 +166,7 @@ class MPIStep(StepBase):
     kind: Literal["mpi"]
     script: Path
     args: tuple[Arg, ...] = ()
-    ranks: int = Field(default=2, ge=1, le=1024)
+    ranks: Int = Field(default=2, ge=1, le=1024)
     path_fields: ClassVar[tuple[str, ...]] = ("script",)
 
 
@@ -184,12 +191,12 @@ class FV3Step(StepBase):
 
     kind: Literal["fv3"]
     case: Arg | None = None
-    resolution: int | None = Field(default=None, ge=4, le=4096)
-    layout: int | None = Field(default=None, ge=1, le=16)
-    days: float | None = Field(default=None, gt=0, le=1000)
-    levels: int | None = Field(default=None, ge=5, le=200)
+    resolution: Int | None = Field(default=None, ge=4, le=4096)
+    layout: Int | None = Field(default=None, ge=1, le=16)
+    days: Float | None = Field(default=None, gt=0, le=1000)
+    levels: Int | None = Field(default=None, ge=5, le=200)
     backend: Backend = "numpy"
-    warm_cache: bool = True
+    warm_cache: Bool = True
     tuning_db: Path | None = None
     namelist: Path | None = None
     path_fields: ClassVar[tuple[str, ...]] = ("tuning_db", "namelist")
@@ -246,14 +253,15 @@ class FV3Step(StepBase):
         return FV3Config.from_dict(values, source=f"step {self.name}")
 
     def check_inputs(self) -> None:
-        if self.namelist is None:
-            return
+        """The run's FV3Config is valid (resolution divisible by layout, a namelist fv3core
+        reads and runs), so every sweep combination is refused before anything runs."""
         from fv3core.errors import FV3ConfigError
 
         try:
             self.fv3_config()
         except FV3ConfigError as exc:
-            raise ValueError(f"namelist: {exc}") from None
+            msg = str(exc).removeprefix(f"step {self.name}: ")  # the caller names the step
+            raise ValueError(f"namelist: {msg}" if self.namelist is not None else msg) from None
 
     @property
     def ranks(self) -> int:
@@ -273,8 +281,8 @@ class MapStep(StepBase):
 
     kind: Literal["map"]
     program: Path | Annotated[str, Field(pattern=GENERATED_PROGRAM.pattern)]
-    devices: int = Field(default=1, ge=1, le=64)
-    simulate: bool = True
+    devices: Int = Field(default=1, ge=1, le=64)
+    simulate: Bool = True
     path_fields: ClassVar[tuple[str, ...]] = ("program",)
 
     def file_fields(self) -> tuple[str, ...]:
@@ -289,10 +297,11 @@ class TuneStep(StepBase):
     stencil: Arg = "hdiff"
     mode: Literal["search", "transfer"] = "transfer"
     space: Literal["tiny", "compact", "full"] = "tiny"
-    k: int = Field(default=1, ge=1, le=64)
+    k: Int = Field(default=1, ge=1, le=64)
     domain: Arg | None = Field(default=None, pattern=r"^\d+,\d+,\d+$")
     db_from: Name | None = None
     input_fields: ClassVar[tuple[str, ...]] = ("db_from",)
+    input_kinds: ClassVar[dict[str, tuple[str, ...]]] = {"db_from": ("tune",)}
 
     @model_validator(mode="after")
     def _transfer_needs_db(self) -> TuneStep:
@@ -308,9 +317,9 @@ class ENS10SampleStep(StepBase):
     """Write the ENS-10 sample data set (``ens10.sample.make_sample``)."""
 
     kind: Literal["ens10_sample"]
-    grid: float = Field(default=5.0, gt=0, le=30, description="grid spacing in degrees")
+    grid: Float = Field(default=5.0, gt=0, le=30, description="grid spacing in degrees")
     years: str = Field(default="1998-2017", pattern=r"^\d{4}-\d{4}$")
-    n_dates: int = Field(default=20, ge=1, le=105)
+    n_dates: Int = Field(default=20, ge=1, le=105)
     layouts: tuple[Literal["grib", "netcdf"], ...] = ("netcdf",)
 
 
@@ -320,9 +329,10 @@ class ENS10TrainStep(StepBase):
     kind: Literal["ens10_train"]
     model: Literal["emos", "mlp", "lenet", "unet", "transformer"]
     target: Literal["t2m", "z500", "t850"] = "t2m"
-    epochs: int = Field(default=5, ge=1, le=10000)
+    epochs: Int = Field(default=5, ge=1, le=10000)
     data_from: Name
     input_fields: ClassVar[tuple[str, ...]] = ("data_from",)
+    input_kinds: ClassVar[dict[str, tuple[str, ...]]] = {"data_from": ("ens10_sample",)}
 
 
 class ENS10EvaluateStep(StepBase):
@@ -332,6 +342,9 @@ class ENS10EvaluateStep(StepBase):
     data_from: Name
     models_from: tuple[Name, ...] = Field(min_length=1)
     input_fields: ClassVar[tuple[str, ...]] = ("data_from", "models_from")
+    input_kinds: ClassVar[dict[str, tuple[str, ...]]] = {
+        "data_from": ("ens10_sample",), "models_from": ("ens10_train",),
+    }  # fmt: skip
 
 
 STEP_MODELS: tuple[type[StepBase], ...] = (
@@ -369,8 +382,8 @@ class WorkflowSpec(_Model):
 
     name: Name
     description: str = ""
-    retries: int = Field(default=1, ge=0, le=10)
-    backoff_s: float = Field(default=1.0, ge=0, le=600)
+    retries: Int = Field(default=1, ge=0, le=10)
+    backoff_s: Float = Field(default=1.0, ge=0, le=600)
     steps: tuple[Step, ...] = Field(min_length=1)
 
     @model_validator(mode="after")
@@ -387,6 +400,16 @@ class WorkflowSpec(_Model):
                         f"known steps: {', '.join(n for n in names if n != step.name)}"
                     )
             seen.add(step.name)
+        kinds = {s.name: s.kind for s in self.steps}  # type: ignore[attr-defined]
+        for i, step in enumerate(self.steps):
+            for f, allowed in step.input_kinds.items():
+                value = getattr(step, f)
+                for ref in [value] if isinstance(value, str) else list(value or ()):
+                    if kinds[ref] not in allowed:
+                        raise ValueError(
+                            f"steps[{i}] ({step.name}).{f}: step {ref!r} is a {kinds[ref]!r} "
+                            f"step; {f} must name a step of kind {' or '.join(allowed)}"
+                        )
         _toposort({s.name: set(s.after) | set(s.inputs()) for s in self.steps})
         return self
 
@@ -446,6 +469,7 @@ def expand(spec: WorkflowSpec) -> list[StepInstance]:
     order = _toposort({s.name: set(s.after) | set(s.inputs()) for s in spec.steps})
     steps = {s.name: s for s in spec.steps}
     out: list[StepInstance] = []
+    errors: list[str] = []
     for name in order:
         step = steps[name]
         deps = tuple(
@@ -463,15 +487,32 @@ def expand(spec: WorkflowSpec) -> list[StepInstance]:
                     concrete = type(step).model_validate(data)
                 except ValidationError as exc:
                     msgs = "; ".join(
-                        ".".join(map(str, e["loc"])) + ": " + e["msg"].removeprefix("Value error, ")
-                        if e["loc"] else e["msg"].removeprefix("Value error, ")
+                        ".".join(map(str, e["loc"])) + ": " + _error_message(e) if e["loc"]
+                        else _error_message(e)
                         for e in exc.errors()
                     )
-                    raise SpecError(f"step {name}, sweep [{label}]: {msgs}") from None
+                    errors.append(f"step {name}, sweep [{label}]: {msgs}")
+                    continue
                 instances.append(StepInstance(f"{name}[{label}]", name, concrete, deps))
         by_name[name] = instances
         out.extend(instances)
+    if errors:
+        raise SpecError("\n  ".join(errors))
     return out
+
+
+_TYPE_ERRORS = {"int_type", "float_type", "bool_type", "string_type", "int_parsing", "float_parsing"}
+
+
+def _error_message(err: Any) -> str:
+    """A pydantic error's message, with the value given for a wrong type."""
+    msg = err["msg"].removeprefix("Value error, ")
+    if err["type"] in _TYPE_ERRORS:
+        value = err.get("input")
+        msg += f", got {value!r} ({type(value).__name__})"
+        if isinstance(value, bool):
+            msg += "; YAML reads yes/no/true/false/on/off as booleans"
+    return msg
 
 
 # --- loading -----------------------------------------------------------------------------------
@@ -511,7 +552,7 @@ def format_validation_error(exc: ValidationError, data: Any, source: str) -> str
         if err["type"] == "too_short" and loc == ("steps",) and len(errors) > 1:
             continue  # the steps that failed validation are reported themselves
         where = _format_loc(loc, data)
-        msg = err["msg"].removeprefix("Value error, ")
+        msg = _error_message(err)
         if err["type"] == "extra_forbidden":
             msg = f"unknown key; allowed keys: {_allowed_keys(loc, data)}"
         elif err["type"] == "union_tag_invalid":
@@ -522,8 +563,32 @@ def format_validation_error(exc: ValidationError, data: Any, source: str) -> str
     return f"{source}: invalid spec:\n  " + "\n  ".join(lines)
 
 
+def _resolve_file(value: Any, base: Path, where: str, errors: list[str]) -> Path | None:
+    """``value`` as an absolute path under ``base``; appends to ``errors`` if it is missing or
+    has characters that could reach a shell."""
+    path = Path(value).expanduser()
+    path = path if path.is_absolute() else base / path
+    if not path.exists():
+        errors.append(f"{where}: file not found: {path} (relative paths are relative to {base})")
+        return None
+    if not _SAFE_ARG.match(str(path)):
+        errors.append(
+            f"{where}: path {str(path)!r} contains characters that could reach a shell; "
+            f"allowed: {SAFE_ARG_CHARS}"
+        )
+        return None
+    return path
+
+
+def _spec_error(source: str, errors: list[str]) -> SpecError:
+    return SpecError(f"{source}: invalid spec:\n  " + "\n  ".join(errors))
+
+
 def parse_spec(data: Any, source: str = "<spec>", base_dir: Path | None = None) -> WorkflowSpec:
-    """Validate a spec given as plain data; relative paths are resolved against ``base_dir``."""
+    """Validate a spec given as plain data; relative paths are resolved against ``base_dir``.
+
+    Every step instance (each sweep combination) is validated, and every problem found is
+    reported in one SpecError: all missing files, all invalid combinations."""
     if not isinstance(data, dict):
         raise SpecError(f"{source}: a spec is a YAML mapping with 'name' and 'steps'")
     try:
@@ -531,38 +596,46 @@ def parse_spec(data: Any, source: str = "<spec>", base_dir: Path | None = None) 
     except ValidationError as exc:
         raise SpecError(format_validation_error(exc, data, source)) from None
     base = (base_dir or Path.cwd()).resolve()
+    errors: list[str] = []
     steps = []
     for i, step in enumerate(spec.steps):
-        updates = {}
+        updates: dict[str, Any] = {}
         for f in step.file_fields():
-            path = Path(getattr(step, f)).expanduser()
-            path = path if path.is_absolute() else base / path
-            if not path.exists():
-                raise SpecError(
-                    f"{source}: steps[{i}] ({step.name}).{f}: file not found: {path} "
-                    f"(relative paths are relative to {base})"
-                )
-            if not _SAFE_ARG.match(str(path)):
-                raise SpecError(
-                    f"{source}: steps[{i}] ({step.name}).{f}: path {str(path)!r} contains "
-                    f"characters that could reach a shell; allowed: {SAFE_ARG_CHARS}"
-                )
-            updates[f] = path
+            path = _resolve_file(getattr(step, f), base, f"steps[{i}] ({step.name}).{f}", errors)
+            if path is not None:
+                updates[f] = path
+        sweep = dict(step.sweep)
+        for key in set(sweep) & set(step.path_fields):  # swept files are files too
+            values = []
+            for j, value in enumerate(sweep[key]):
+                if isinstance(step, MapStep) and GENERATED_PROGRAM.match(str(value)):
+                    values.append(value)
+                    continue
+                where = f"steps[{i}] ({step.name}).sweep.{key}[{j}]"
+                path = _resolve_file(value, base, where, errors)
+                values.append(str(path) if path is not None else value)
+            sweep[key] = values
+        if sweep != step.sweep:
+            updates["sweep"] = sweep
         steps.append(step.model_copy(update=updates) if updates else step)
+    if errors:
+        raise _spec_error(source, errors)
     spec = spec.model_copy(update={"steps": tuple(steps)})
     try:
         instances = expand(spec)  # every sweep combination is a valid step
     except SpecError as exc:
-        raise SpecError(f"{source}: invalid spec: {exc}") from None
+        raise _spec_error(source, str(exc).split("\n  ")) from None
     index = {s.name: i for i, s in enumerate(spec.steps)}
     for inst in instances:
         try:
             inst.step.check_inputs()
         except ValueError as exc:
             where = f"steps[{index[inst.spec_name]}] ({inst.id})"
-            raise SpecError(f"{source}: invalid spec: {where}.{exc}") from None
+            msg = str(exc)
+            errors.append(f"{where}.{msg}" if re.match(r"^\w+(\[\d+\])?: ", msg) else f"{where}: {msg}")
+    if errors:
+        raise _spec_error(source, errors)
     return spec
-
 
 
 def load_spec(path: str | Path) -> WorkflowSpec:

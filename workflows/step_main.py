@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from mapping.cluster.abort import abort_on_failure
+from workflows.errors import is_user_error
 from workflows.outputs import atomic_write_text
 
 log = logging.getLogger("stratoflow.step")
@@ -45,7 +47,18 @@ def main(argv: list[str] | None = None) -> int:
     module_name, func_name = params["target"].split(":")
     func = getattr(importlib.import_module(module_name), func_name)
     log.info("calling %s(%s)", params["target"], ", ".join(f"{k}={v!r}" for k, v in params["kwargs"].items()))
-    result = func(**params["kwargs"])
+    try:
+        # under mpiexec, any rank's failure or interrupt aborts the whole job
+        with abort_on_failure(params["target"], with_traceback=lambda exc: not is_user_error(exc)):
+            result = func(**params["kwargs"])
+    except Exception as exc:
+        from workflows.kinds.base import is_permanent, record_step_error
+
+        record_step_error(exc)
+        if not is_user_error(exc):
+            raise
+        log.error("%s: %s", type(exc).__name__, exc)
+        return 2 if is_permanent(exc) else 1
     atomic_write_text(params_path.parent / "result.json", json.dumps(_jsonable(result, params_path.parent.resolve()), indent=2) + "\n")
     return 0
 

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import xarray as xr
 
+from ens10.errors import ENS10DataError
+
 # ens10's core does not import ``stencils`` (GT4Py); this is the ENS-10 side of
 # ``stencils.atomic.atomic_output``.
 
@@ -30,6 +32,30 @@ def atomic_output(path: Path | str) -> Iterator[Path]:
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def check_output_dir(path: Path | str, what: str = "output folder") -> None:
+    """An ENS10DataError naming ``path`` unless it is a folder that can be written, or can be
+    created (probed with a temporary file in the nearest existing folder, which is removed)."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise ENS10DataError(
+            f"{what} {path} is a file: give a folder (it is created if missing)"
+        )
+    probe = path
+    while not probe.exists():
+        probe = probe.parent
+    if not probe.is_dir():
+        raise ENS10DataError(f"{what} {path} cannot be created: {probe} is a file, not a folder")
+    try:
+        fd, name = tempfile.mkstemp(prefix=".stratoflow-write-check.", dir=probe)
+    except OSError as exc:
+        raise ENS10DataError(
+            f"{what} {path} cannot be written ({probe}: {exc.strerror or exc}): choose a "
+            "writable folder"
+        ) from exc
+    os.close(fd)
+    os.unlink(name)
 
 
 def write_text(path: Path | str, text: str) -> Path:

@@ -23,7 +23,7 @@ from tqdm import tqdm
 
 from ens10 import schema
 from ens10.errors import ENS10DataError
-from ens10.io.atomic import atomic_output, write_netcdf
+from ens10.io.atomic import atomic_output, check_output_dir, write_netcdf
 from ens10.io.layout import compute_efi, write_efi, write_members
 from ens10.io.raw import open_raw, raw_files
 
@@ -66,20 +66,39 @@ def preprocess(
 ) -> list[Path]:
     """Convert the raw layout in ``raw_dir`` into the preprocessed layout in ``out_dir``."""
     raw_dir, out_dir = Path(raw_dir), Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    parts_dir = out_dir / ".parts"
-    parts_dir.mkdir(exist_ok=True)
     pl_dates, sfc_dates = raw_files(raw_dir, "pl"), raw_files(raw_dir, "sfc")
     if set(pl_dates) != set(sfc_dates):
         lack = sorted(set(pl_dates) ^ set(sfc_dates))
         raise ENS10DataError(f"{raw_dir}: pl and sfc files differ for dates {lack}: both are needed")
     all_dates = sorted(pl_dates) if dates is None else [str(d)[-4:] for d in dates]
     tgt = [schema.target(t) for t in targets]
+    if era5_dir is not None:
+        lack = [str(Path(era5_dir) / t.era5_file) for t in tgt
+                if not (Path(era5_dir) / t.era5_file).is_file()]
+        if lack:
+            raise ENS10DataError(
+                f"--era5-dir {era5_dir} lacks the ERA5 target files {', '.join(lack)}: give the "
+                "folder holding ERA5_z500.nc, ERA5_t850.nc and ERA5_sfc_t2m.nc"
+            )
+    check_output_dir(out_dir, "preprocess output folder")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    parts_dir = out_dir / ".parts"
+    parts_dir.mkdir(exist_ok=True)
     parts: dict[str, list[Path]] = {}
     for mmdd in tqdm(all_dates, desc="preprocess", unit="date"):
+        inits = {}
         for kind in ("pl", "sfc"):
             levels = list(schema.PREPROCESSED_LEVELS) if kind == "pl" else None
             raw = open_raw(raw_dir, kind, levels=levels, dates=[mmdd], steps=[schema.LEAD_TIME_H])
+            inits[kind] = raw["time"].values
+            if kind == "sfc" and not np.array_equal(inits["pl"], inits["sfc"]):
+                years = {k: sorted({int(y) + 1970 for y in v.astype("datetime64[Y]").astype(int)})
+                         for k, v in inits.items()}
+                raise ENS10DataError(
+                    f"{pl_dates[mmdd].name} holds the initialisations of years {years['pl']} but "
+                    f"{sfc_dates[mmdd].name} those of {years['sfc']} (in {raw_dir}): a file is "
+                    "incomplete; download it again"
+                )
             for stat, ds in _stats(raw, kind).items():
                 p = parts_dir / f"{kind}_{stat}_{mmdd}.nc"
                 parts.setdefault(f"{kind}_{stat}", []).append(write_netcdf(ds, p))

@@ -32,7 +32,11 @@ def raw_files(root: Path | str, kind: str) -> dict[str, Path]:
     if kind not in schema.VARIABLES:
         raise ENS10DataError(f"unknown level type {kind!r}: use 'pl' or 'sfc'")
     if not root.is_dir():
-        raise ENS10DataError(f"ENS-10 raw directory {root} does not exist")
+        what = "is a file, not a folder" if root.exists() else "does not exist"
+        raise ENS10DataError(
+            f"ENS-10 raw directory {root} {what}: give the folder holding the GRIB files "
+            "output.{pl,sfc}.2018MMDD"
+        )
     out = {}
     for p in sorted(root.iterdir()):
         m = _NAME.match(p.name)

@@ -33,9 +33,6 @@ from fv3core.grid.metric import MetricTerms
 FloatField = gtscript.Field[np.float64]
 FloatFieldIJ = gtscript.Field[gtscript.IJ, np.float64]
 
-#: largest d4_bg accepted: the explicit del4 step is stable for nu4 * dt * max|eig|^2 < 2,
-#: max|eig| ~ 8 / da_min on the corner grid, i.e. d4_bg < 1 / sqrt(32) ~ 0.177
-MAX_D4_BG = 0.16
 
 
 def corner_laplacian_damping(

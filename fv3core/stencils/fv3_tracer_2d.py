@@ -64,7 +64,7 @@ from gt4py.cartesian.gtscript import PARALLEL, computation, interval
 from fv3core.errors import FV3ConfigError
 from fv3core.grid.fv3_storages import FV3GridStorages
 from fv3core.grid.metric import SubdomainSpec
-from fv3core.stencils.ppm import SUPPORTED_HORD
+from fv3core.scheme_limits import SUPPORTED_HORD
 from fv3core.stencils.transport import FiniteVolumeTransport
 from mapping.cluster import Communicator, ExchangeGroup, ScalarHalo
 from stencils.dims import CELL_DIMS, GridIndexing, face_dims

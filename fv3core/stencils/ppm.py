@@ -33,7 +33,6 @@ S15 = 3.0 / 14.0
 R3 = 1.0 / 3.0
 NEAR_ZERO = 1.0e-25
 
-SUPPORTED_HORD = (5, 6, 8, 10)
 
 
 @gtscript.function

@@ -28,7 +28,8 @@ from gt4py.cartesian.gtscript import (
 from fv3core.errors import FV3ConfigError
 from fv3core.grid.metric import SubdomainSpec
 from fv3core.grid.storages import TransportGrid
-from fv3core.stencils.ppm import SUPPORTED_HORD, ppm_face_flux, ppm_flux_stencil
+from fv3core.scheme_limits import SUPPORTED_HORD
+from fv3core.stencils.ppm import ppm_face_flux, ppm_flux_stencil
 from stencils.dims import CORNER_DIMS, face_dims
 from stencils.directions import DIRECTIONS, FAR, Direction, X, Y
 from stencils.factory import GridStencilFactory

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
+import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -66,6 +68,25 @@ def _view_datatype(view: np.ndarray, base: MPI.Datatype) -> tuple[MPI.Datatype, 
     return dt, _address(view)
 
 
+def world_rank_size() -> tuple[int, int]:
+    """This process's rank in ``COMM_WORLD`` and the world's size (initialises MPI)."""
+    return MPI.COMM_WORLD.Get_rank(), MPI.COMM_WORLD.Get_size()
+
+
+def abort_world(code: int) -> None:
+    """``MPI_Abort(COMM_WORLD, code)``: the launcher ends every rank of the job (after
+    ``MPI_Finalize`` the process just exits with ``code``; its launcher sees that)."""
+    if MPI.Is_finalized():
+        os._exit(code)
+    MPI.COMM_WORLD.Abort(code)
+
+
+def _close_epoch(win: MPI.Win) -> None:
+    """End the passive-target epoch of a shared window (``Win_unlock_all``)."""
+    if not MPI.Is_finalized():
+        win.Unlock_all()
+
+
 def _displacements(counts: Sequence[int]) -> list[int]:
     """Offsets of consecutive blocks of ``counts`` items."""
     return [int(v) for v in np.cumsum([0, *counts[:-1]])]
@@ -94,10 +115,17 @@ class MPIComm(Comm):
         send_offsets: dict[int, int],
         recv_sizes: dict[int, int],
         copies: int = 2,
-    ) -> tuple[list[np.ndarray], dict[int, list[np.ndarray]]] | None:
-        """Collective: ``copies`` node-shared buffers of ``n_items`` for this rank, and views
-        into each peer's buffers of what it puts there for this rank (``recv_sizes[src]`` items
-        at the offset the peer passed in ``send_offsets``). None unless all ranks share a node."""
+    ) -> tuple[list[np.ndarray], dict[int, list[np.ndarray]], Callable[[], None]] | None:
+        """Collective: ``copies`` node-shared buffers of ``n_items`` for this rank, views into
+        each peer's buffers of what it puts there for this rank (``recv_sizes[src]`` items at
+        the offset the peer passed in ``send_offsets``), and ``sync``, the window's memory
+        barrier. None unless all ranks share a node.
+
+        Loads and stores to the window are ordered across processes only by MPI's memory model
+        (MPI-3.1 section 11.5.5): the window is opened once in a passive-target epoch on every
+        rank (``Win_lock_all(MODE_NOCHECK)``, closed at exit), a writer calls ``sync()`` after
+        its stores and before the message that tells the reader, and the reader calls
+        ``sync()`` after that message arrives and before its loads."""
         node = self.comm.Split_type(MPI.COMM_TYPE_SHARED)
         together = self.comm.allreduce(int(node.Get_size() == self.size), op=MPI.MIN)
         if not together:
@@ -105,6 +133,8 @@ class MPIComm(Comm):
             return None
         itemsize = np.dtype(dtype).itemsize
         win = MPI.Win.Allocate_shared(max(copies * n_items, 1) * itemsize, itemsize, comm=node)
+        win.Lock_all(MPI.MODE_NOCHECK)
+        atexit.register(_close_epoch, win)  # before MPI_Finalize
         self._keep_alive = getattr(self, "_keep_alive", []) + [win, node]
 
         def segments(rank: int, n: int) -> list[np.ndarray]:
@@ -117,7 +147,7 @@ class MPIComm(Comm):
             src: [seg[table[src][0] : table[src][0] + n] for seg in segments(src, table[src][1])]
             for src, n in recv_sizes.items()
         }
-        return segments(self.rank, n_items), peers
+        return segments(self.rank, n_items), peers, win.Sync
 
     def isend(self, buf: Any, dest: int, tag: int) -> Request:
         return _MPIRequest(self.comm.Isend(buf, dest, tag), buf)

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -170,15 +171,22 @@ class SharedMemoryPacker:
     buffers -- instead of pack + MPI (two) + unpack. Segments alternate between two copies:
     a neighbour's "ready" for step n proves it finished reading step n-1, so step n+1 may
     overwrite that copy without any extra "done" message.
+
+    Memory ordering (MPI-3's unified and separate models alike): the window is in one
+    ``lock_all`` epoch for its lifetime; ``pack()`` ends with ``Win_sync`` before the "ready"
+    sends, ``unpack()`` starts with ``Win_sync`` after the "ready" receives. The message orders
+    the two processes and the syncs order each side's stores and loads around it -- both for
+    the data (written, then read) and for the buffer's reuse two steps later (read, then
+    overwritten: the reader's next ``pack()`` syncs before its "ready").
     """
 
     name = "shared"
 
     def __init__(self, comm: Comm, arrays: list[Any], msgs: Messages, tag: int, xp: Any,
-                 segments: tuple[list[Any], dict[int, list[Any]]]) -> None:
+                 segments: tuple[list[Any], dict[int, list[Any]], Callable[[], None]]) -> None:
         if set(msgs.sends) != set(msgs.recvs):
             raise HaloError("internal: shared-memory packing needs mutual neighbours")
-        mine, peers = segments
+        mine, peers, self._sync = segments
         self._pack: list[list[tuple[Any, Any]]] = []
         self._unpack: list[list[tuple[Any, Any, int]]] = []
         for copy in range(len(mine)):
@@ -218,8 +226,10 @@ class SharedMemoryPacker:
     def pack(self) -> None:
         for src, dst in self._pack[self._step % 2]:
             np.copyto(dst, src)
+        self._sync()  # stores (and the last step's loads) complete before "ready" is sent
 
     def unpack(self) -> None:
+        self._sync()  # after "ready" arrived: the peers' stores are visible to these loads
         for buf, dst, sign in self._unpack[self._step % 2]:
             if sign > 0:
                 np.copyto(dst, buf)

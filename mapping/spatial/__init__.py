@@ -4,6 +4,6 @@ Layers: model (:mod:`.model`, :mod:`.expr`) -> analysis (:mod:`.analysis`, :mod:
 -> backends (:mod:`.reference`, :mod:`.simulator`, :mod:`.hls`, :mod:`.sdfg`).
 """
 
-from mapping.spatial.errors import StencilFlowError
+from mapping.spatial.errors import CapacityError, StencilFlowError
 
-__all__ = ["StencilFlowError"]
+__all__ = ["CapacityError", "StencilFlowError"]

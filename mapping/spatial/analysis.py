@@ -17,12 +17,14 @@ stall propagates (see the property tests).
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from mapping.spatial.errors import StencilFlowError
 from mapping.spatial.expr import OperationLatencies, count_operations, pipeline_latency
 from mapping.spatial.model import Program
 
@@ -40,18 +42,39 @@ class Target:
     latencies: OperationLatencies = field(default_factory=OperationLatencies)
     memory_latency: int = 1  # cycles from an input reader's stream to its consumers
 
+    def __post_init__(self) -> None:
+        c = self.clock_mhz
+        if isinstance(c, bool) or not isinstance(c, (int, float)) or not math.isfinite(c) or c <= 0:
+            raise StencilFlowError(f"target clock_mhz must be a positive finite number of MHz, got {c!r}")
+        m = self.memory_latency
+        if isinstance(m, bool) or not isinstance(m, int) or m < 0:
+            raise StencilFlowError(f"target memory_latency must be a non-negative integer (cycles), got {m!r}")
+
 
 @dataclass(frozen=True)
 class Window:
-    """The access window of one input of one stencil, in points and tokens of the stream."""
+    """The access window of one input of one stencil, in points and tokens of the stream.
+
+    The shift register holds the last ``reuse_tokens`` tokens; stage ``R - 1`` is the newest,
+    stage ``R - 1 - lookahead`` the centre token. ``taps`` are the stages some access reads
+    (every lane, every clamped position of a ``copy`` boundary). Stages older than the oldest
+    tap are never read and are not kept: ``reuse_bytes`` counts stages ``taps[0] .. R - 1``,
+    which is what the HLS code declares (tap registers plus delay lines).
+    """
 
     field: str
     lo: int  # furthest point behind the centre (linear, <= 0)
     hi: int  # furthest point ahead of the centre (linear, >= 0)
     lookahead: int  # m: tokens read ahead of the output token
     reuse_tokens: int  # shift-register length in tokens
-    reuse_bytes: int
+    reuse_bytes: int  # bytes of the kept stages (taps[0] .. reuse_tokens - 1)
     extent: tuple[tuple[int, int], ...]  # (min, max) offset per dimension
+    taps: tuple[int, ...] = ()  # stages read by some access, ascending
+
+    @property
+    def kept_tokens(self) -> int:
+        """Tokens the reuse buffer keeps (from the oldest tap to the newest stage)."""
+        return self.reuse_tokens - (self.taps[0] if self.taps else 0)
 
 
 @dataclass(frozen=True)
@@ -162,7 +185,27 @@ def access_window(prog: Program, stencil: str, fname: str) -> Window:
     reuse = m - lo_tok + 1
     nb = prog.dtype_of(fname).bytes
     extent = tuple((min(o[c] for o in offs), max(o[c] for o in offs)) for c in range(len(prog.shape)))
-    return Window(fname, lo, hi, m, reuse, reuse * w * nb, extent)
+    centre = (reuse - 1 - m) * w  # flat register index of lane 0's point
+    taps = sorted({(centre + c + l) // w for c in window_points(prog, stencil, fname) for l in (0, w - 1)})
+    return Window(fname, lo, hi, m, reuse, (reuse - taps[0]) * w * nb, extent, tuple(taps))
+
+
+def window_points(prog: Program, stencil: str, fname: str) -> list[int]:
+    """Linear offsets (points, relative to the centre) that the accesses to ``fname`` can read.
+
+    A ``copy`` boundary clamps each coordinate towards the centre, so an access at offset
+    ``d`` can read any offset between 0 and ``d`` per dimension; other boundaries read ``d``.
+    """
+    st = prog.stencils[stencil]
+    sd = strides(prog.shape)
+    offs = st.accesses[fname]
+    if st.boundary[fname].kind != "copy":
+        return sorted({sum(d * s for d, s in zip(o, sd)) for o in offs})
+    out: set[int] = set()
+    for o in offs:
+        boxes = [range(min(0, d), max(0, d) + 1) for d in o]
+        out.update(sum(d * s for d, s in zip(delta, sd)) for delta in itertools.product(*boxes))
+    return sorted(out)
 
 
 def analyse(

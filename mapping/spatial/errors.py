@@ -1,4 +1,4 @@
-"""The one exception of :mod:`mapping.spatial`."""
+"""The exceptions of :mod:`mapping.spatial`."""
 
 from __future__ import annotations
 
@@ -8,3 +8,8 @@ class StencilFlowError(ValueError):
 
     The message names the offending stencil/field/channel and says what to do.
     """
+
+
+class CapacityError(StencilFlowError):
+    """A program (or one stencil) needs more on-chip memory, operators or link bandwidth than
+    the devices offer; the message names the device, its capacity and the need."""

@@ -10,6 +10,7 @@ program's ``constants``, arithmetic, comparisons, ``and``/``or``/``not``, ternar
 from __future__ import annotations
 
 import ast
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -473,6 +474,17 @@ def pipeline_latency(comp: Computation, lat: OperationLatencies) -> int:
 # ----------------------------------------------------------------------------- C++
 
 
+def cpp_number(value: float) -> str:
+    """A C++ literal for ``value`` (integers exact; infinities and NaN through ``<limits>``)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value) if abs(value) < 2**63 else repr(float(value))
+    if math.isnan(value):
+        return "std::numeric_limits<double>::quiet_NaN()"
+    if math.isinf(value):
+        return f"{'-' if value < 0 else ''}std::numeric_limits<double>::infinity()"
+    return repr(float(value))
+
+
 def to_cpp(
     node: Expr, access_name: Callable[[Access], str], ctype: str, index_name: Callable[[str], str] | None = None
 ) -> str:
@@ -483,7 +495,7 @@ def to_cpp(
         if isinstance(n, Const):
             if isinstance(n.value, bool):
                 return "true" if n.value else "false"
-            return f"(({ctype}){float(n.value)!r})" if ctype in ("float", "double") else f"(({ctype}){n.value!r})"
+            return f"(({ctype}){cpp_number(n.value)})"
         if isinstance(n, Access):
             return access_name(n)
         if isinstance(n, Local):

@@ -1,40 +1,84 @@
 """HLS C++ code generation (Vitis style) and its g++ C-simulation.
 
-One dataflow function per stencil (shift-register reuse buffers, ``#pragma HLS PIPELINE II=1``),
-one reader per input and one writer per output, ``hls::stream`` channels with ``STREAM depth``
-pragmas equal to the analysed capacities, ``#pragma HLS DATAFLOW`` at the top. Without a
-vendor toolchain the code compiles with g++ against the portable ``include/hls_stream.h``
-(threads + bounded blocking FIFOs + deadlock monitor): :class:`CSimulation` runs it on the
-program's inputs and returns the outputs.
+One dataflow process per input (reader), per stencil and per output (writer), connected by
+``hls::stream`` channels declared as Vitis declares them (``hls::stream<T> ch("name");`` and
+``#pragma HLS STREAM variable=ch depth=D``, D the analysed capacity), under ``#pragma HLS
+DATAFLOW`` in an ``extern "C" kernel``. Each stencil keeps its reuse buffers as tap registers
+(the stages an access reads) joined by delay lines: a delay line of up to
+:data:`SHIFT_REGISTER_MAX_BYTES` is a shift register (``ARRAY_PARTITION complete``), a longer one
+a circular buffer in BRAM (``BIND_STORAGE type=ram_2p impl=bram``); the bytes declared equal the
+model's reuse bytes. Under ``__SYNTHESIS__`` the kernel is the plain sequence of process calls and
+includes the vendor's ``<hls_stream.h>``; otherwise it includes the portable
+``include/hls_stream.h`` (bounded blocking FIFOs of the STREAM depths, one thread per process, a
+deadlock monitor), and :class:`CSimulation` compiles it with g++ and runs it on the program's
+inputs.
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import numpy as np
 
-from mapping.spatial.analysis import Analysis, Window, sink_name, strides
+from mapping.spatial.analysis import Analysis, Channel, Window, sink_name, strides
 from mapping.spatial.errors import StencilFlowError
-from mapping.spatial.expr import Access, to_cpp
+from mapping.spatial.expr import Access, cpp_number, to_cpp
 from mapping.spatial.files import atomic_write_text
+from mapping.spatial.model import BoundaryCondition
 
 log = logging.getLogger(__name__)
 
 INCLUDE_DIR = Path(__file__).resolve().parent / "include"
+SHIFT_REGISTER_MAX_BYTES = 128  # delay lines up to this size are registers; longer ones BRAM
+FIFO_BRAM_MIN_BYTES = 1024  # streams of at least this many bytes are bound to BRAM
 
 
-def _ident(name: str) -> str:
-    return "".join(ch if ch.isalnum() else "_" for ch in name)
+def comment(text: str, prefix: str = "") -> list[str]:
+    """``text`` as ``//`` comment lines: one per source line, never continued into code.
+
+    Control characters become ``?``, ``??`` is split (no trigraphs) and a trailing backslash
+    (a line splice) is followed by a marker.
+    """
+    out = []
+    for line in text.splitlines() or [""]:
+        clean = "".join(ch if ch.isprintable() or ch == "\t" else "?" for ch in line).rstrip()
+        clean = clean.replace("??", "? ?")
+        if clean.endswith("\\"):
+            clean += " (line continues)"
+        out.append(f"// {prefix}{clean}".rstrip())
+    return out
 
 
-def _chan_var(src: str, dst: str) -> str:
-    return f"ch_{_ident(src)}__{_ident(dst)}"
+def c_string(text: str) -> str:
+    """A C++ string literal of ``text`` (printable ASCII kept, everything else as octal escapes)."""
+    out = []
+    for b in text.encode("utf-8"):
+        ch = chr(b)
+        out.append(ch if 32 <= b < 127 and ch not in '"\\?' else f"\\{b:03o}")
+    return '"' + "".join(out) + '"'
+
+
+def c_identifiers(names: Iterable[str]) -> list[str]:
+    """Distinct C identifiers for ``names``, in order (non-alphanumerics become ``_``, clashes
+    get a numeric suffix)."""
+    out: list[str] = []
+    used: set[str] = set()
+    for n in names:
+        base = "".join(ch if ch.isascii() and ch.isalnum() else "_" for ch in n) or "f"
+        if base[0].isdigit():
+            base = "f" + base
+        ident, k = base, 1
+        while ident in used:
+            ident, k = f"{base}_{k}", k + 1
+        used.add(ident)
+        out.append(ident)
+    return out
 
 
 class HLSEmitter:
@@ -42,13 +86,64 @@ class HLSEmitter:
 
     def __init__(self, analysis: Analysis, capacities: Mapping[str, int] | None = None) -> None:
         self.analysis = analysis
+        prog = analysis.program
         self.depth = {c.name: int((capacities or {}).get(c.name, c.capacity)) for c in analysis.channels}
+        fields = [*prog.inputs, *prog.stencils]
+        self.ident = dict(zip(fields, c_identifiers(fields)))
+        chans = c_identifiers(f"ch_{self.ident[c.src]}__{self.ident.get(c.dst, 'write')}" for c in analysis.channels)
+        self.chan_var = {c.name: v for c, v in zip(analysis.channels, chans)}
 
     # ------------------------------------------------------------------ pieces
     def _tok(self, ctype: str) -> str:
         """Stream element type: the scalar, or a vector of W points."""
         w = self.analysis.program.vectorization
         return ctype if w == 1 else f"sf_vec<{ctype}, {w}>"
+
+    def _delay_line_is_bram(self, tokens: int, token_bytes: int) -> bool:
+        return tokens * token_bytes > SHIFT_REGISTER_MAX_BYTES
+
+    def _reuse_buffer(self, f: str, win: Window) -> tuple[list[str], list[str]]:
+        """Declarations and per-step update of the reuse buffer of input ``f``: tap registers
+        ``r_<f>_<stage>`` joined by delay lines ``d_<f>_<stage>`` (oldest stage updated first)."""
+        prog = self.analysis.program
+        w = prog.vectorization
+        fid, ft = self.ident[f], prog.dtype_of(f).cpp
+        tt, tok_bytes = self._tok(ft), w * prog.dtype_of(f).bytes
+        R, m, T = win.reuse_tokens, win.lookahead, prog.points // w
+        taps = win.taps
+        decl = [f"  // input '{f}': points {win.lo}..{win.hi}, {win.kept_tokens} of {R} tokens kept "
+                f"(stages {taps[0]}..{R - 1}), taps at stages {', '.join(map(str, taps))}"]
+        decl += [f"  {tt} r_{fid}_{s}{{}};" for s in taps]
+        cond = f"t + {m} >= 0 && t + {m} < {T}L"
+        step = [f"    {{  // input '{f}': next token in, every stage one older (oldest first)"]
+        if w == 1:
+            step.append(f"      const {ft} x = ({cond}) ? in_{fid}.read() : ({ft})0;")
+        else:
+            step.append(f"      {tt} x{{}};")
+            step.append(f"      if ({cond}) x = in_{fid}.read();")
+        for i, s in enumerate(taps):
+            newer = taps[i + 1] if i + 1 < len(taps) else None
+            src = f"r_{fid}_{newer}" if newer is not None else "x"
+            gap = (newer - s - 1) if newer is not None else (R - 1 - s)
+            dst = f"r_{fid}_{s}"
+            if gap == 0:
+                step.append(f"      {dst} = {src};")
+                continue
+            d = f"d_{fid}_{s}"
+            decl.append(f"  {tt} {d}[{gap}];  // delay line: stages {s + 1}..{s + gap}")
+            if self._delay_line_is_bram(gap, tok_bytes):
+                q = f"q_{fid}_{s}"
+                decl += [f"#pragma HLS BIND_STORAGE variable={d} type=ram_2p impl=bram",
+                         f"#pragma HLS DEPENDENCE variable={d} inter false",
+                         f"  int {q} = 0;"]
+                step.append(f"      {{ const {tt} o = {d}[{q}]; {d}[{q}] = {src}; "
+                            f"{q} = ({q} == {gap - 1}) ? 0 : {q} + 1; {dst} = o; }}")
+            else:
+                decl.append(f"#pragma HLS ARRAY_PARTITION variable={d} complete")
+                step.append(f"      {{ const {tt} o = {d}[0]; for (int r = 0; r < {gap - 1}; ++r) "
+                            f"{d}[r] = {d}[r + 1]; {d}[{gap - 1}] = {src}; {dst} = o; }}")
+        step.append("    }")
+        return decl, step
 
     def _stencil_function(self, name: str) -> str:
         an, prog = self.analysis, self.analysis.program
@@ -60,26 +155,19 @@ class HLSEmitter:
         ctype = st.dtype.cpp
         ins = [c for c in an.channels if c.dst == name]
         outs = [c for c in an.channels if c.src == name]
-        params = [f"hls::stream<{self._tok(prog.dtype_of(c.src).cpp)}>& in_{_ident(c.src)}" for c in ins]
+        params = [f"hls::stream<{self._tok(prog.dtype_of(c.src).cpp)}>& in_{self.ident[c.src]}" for c in ins]
         params += [f"hls::stream<{self._tok(ctype)}>& out_{k}" for k in range(len(outs))]
         S = max([info.windows[f].lookahead for f in st.inputs], default=0)
-        lines = [f"// stencil '{name}': {st.source.strip()}", f"static void stencil_{_ident(name)}({', '.join(params)}) {{"]
+        lines = comment(f"stencil '{name}':") + comment(st.source.strip(), "  ")
+        lines.append(f"static void stencil_{self.ident[name]}({', '.join(params)}) {{")
+        steps = []
         for f in st.inputs:
-            win = info.windows[f]
-            lines.append(f"  {prog.dtype_of(f).cpp} buf_{_ident(f)}[{win.reuse_tokens * w}];  // shift register, points {win.lo}..{win.hi}")
-            lines.append(f"#pragma HLS ARRAY_PARTITION variable=buf_{_ident(f)} complete")
+            decl, step = self._reuse_buffer(f, info.windows[f])
+            lines += decl
+            steps += step
         lines.append(f"  for (long t = -{S}L; t < {T}L; ++t) {{")
         lines.append("#pragma HLS PIPELINE II=1")
-        for f in st.inputs:
-            win = info.windows[f]
-            b, R, m, ft = f"buf_{_ident(f)}", win.reuse_tokens, win.lookahead, prog.dtype_of(f).cpp
-            cond = f"t + {m} >= 0 && t + {m} < {T}L"
-            lines.append(f"    for (int r = 0; r < {(R - 1) * w}; ++r) {b}[r] = {b}[r + {w}];")
-            if w == 1:
-                lines.append(f"    {b}[{R - 1}] = ({cond}) ? in_{_ident(f)}.read() : ({ft})0;")
-            else:
-                lines.append(f"    {{ {self._tok(ft)} x{{}}; if ({cond}) x = in_{_ident(f)}.read();")
-                lines.append(f"      for (int l = 0; l < {w}; ++l) {b}[{(R - 1) * w} + l] = x.v[l]; }}")
+        lines += steps
         lines.append("    if (t < 0) continue;")
         ind = "    "
         if w > 1:
@@ -94,13 +182,14 @@ class HLSEmitter:
         for c, s_, n in zip(coords, sd, prog.shape):
             lines.append(f"{ind}const long {c} = (p / {s_}L) % {n}L;")
         lines.append(f"{ind}bool valid = true;")
-        lines.append(f"{ind}(void)valid;")
+        lines.append(ind + " ".join(f"(void){v};" for v in [*coords, "valid"]))
         names: dict[Access, str] = {}
-        lane = "l" if w > 1 else "0"
-        for k, acc in enumerate(sorted({a for f, offs in st.accesses.items() for a in (Access(f, o) for o in offs)},
-                                       key=lambda a: (a.field, a.offset))):
+        accesses = sorted({Access(f, o) for f, offs in st.accesses.items() for o in offs},
+                          key=lambda a: (a.field, a.offset))
+        for k, acc in enumerate(accesses):
             names[acc] = f"v{k}"
-            lines += [ind + x for x in self._access(acc, f"v{k}", info.windows[acc.field], st.boundary[acc.field], coords, lane)]
+            lines += [ind + x for x in self._access(acc, f"v{k}", info.windows[acc.field], st.boundary[acc.field], coords)]
+
         def index_name(it: str) -> str:
             return coords[prog.iterators.index(it)]
 
@@ -117,27 +206,72 @@ class HLSEmitter:
         lines += ["  }", "}", ""]
         return "\n".join(lines)
 
-    def _access(self, acc: Access, var: str, win: Window, bc, coords: list[str], lane: str) -> list[str]:
-        """C++ lines reading one access from the shift register (point p + offset) with its boundary."""
+    def _tap(self, fid: str, win: Window, flat: int) -> str:
+        """The value at flat register offset ``flat`` from lane 0's centre, for lane ``l``."""
+        w = self.analysis.program.vectorization
+        c = (win.reuse_tokens - 1 - win.lookahead) * w + flat
+        q, r = divmod(c, w)
+        used = {q} if r == 0 or w == 1 else {q, q + 1}
+        if not used <= set(win.taps):
+            raise StencilFlowError(f"internal: access of '{fid}' at register offset {flat} is not a tap of its window")
+        if w == 1:
+            return f"r_{fid}_{q}"
+        if r == 0:
+            return f"r_{fid}_{q}.v[l]"
+        return f"((l < {w - r}) ? r_{fid}_{q}.v[l + {r}] : r_{fid}_{q + 1}.v[l - {w - r}])"
+
+    def _access(self, acc: Access, var: str, win: Window, bc: BoundaryCondition, coords: list[str]) -> list[str]:
+        """C++ lines reading one access (point p + offset) from the tap registers, with its boundary."""
         prog = self.analysis.program
-        w = prog.vectorization
         sd = strides(prog.shape)
         ft = prog.dtype_of(acc.field).cpp
-        R, m = win.reuse_tokens, win.lookahead
-        buf = f"buf_{_ident(acc.field)}"
-        base = f"{lane} + {(R - 1 - m) * w}"  # flat index of point p in the register
-        tgt = [f"({c} + {d})" for c, d in zip(coords, acc.offset)]
-        inside = " && ".join(f"{t} >= 0 && {t} < {n}" for t, n, d in zip(tgt, prog.shape, acc.offset) if d) or "true"
+        fid = self.ident[acc.field]
+        moved = [(c, d) for c, d in enumerate(acc.offset) if d]
+        inside = " && ".join(f"({coords[c]} + {d}) >= 0 && ({coords[c]} + {d}) < {prog.shape[c]}"
+                             for c, d in moved) or "true"
         if bc.kind == "copy":
-            clamp = [f"std::min<long>(std::max<long>({t}, 0L), {n - 1}L)" for t, n in zip(tgt, prog.shape)]
-            lin = " + ".join(f"({cl} - {c}) * {s}L" for cl, c, s, d in zip(clamp, coords, sd, acc.offset) if d) or "0"
-            return [f"const {ft} {var} = {buf}[{base} + ({lin})];"]
-        lin = sum(d * s for d, s in zip(acc.offset, sd))
-        idx = f"{base} + {lin}"
+            if not moved:
+                return [f"const {ft} {var} = {self._tap(fid, win, 0)};"]
+            lines = [f"const long e{var}_{c} = std::min<long>(std::max<long>({coords[c]} + {d}, 0L), "
+                     f"{prog.shape[c] - 1}L) - {coords[c]};" for c, d in moved]
+            # every clamped position, the unclamped offset first; the last one needs no test
+            boxes = [sorted(range(min(0, d), max(0, d) + 1), key=lambda x, d=d: x != d) for _, d in moved]
+            combos = list(itertools.product(*boxes))
+            expr = self._tap(fid, win, sum(x * sd[c] for x, (c, _) in zip(combos[-1], moved)))
+            for combo in reversed(combos[:-1]):
+                test = " && ".join(f"e{var}_{c} == {x}" for x, (c, _) in zip(combo, moved))
+                expr = f"({test}) ? {self._tap(fid, win, sum(x * sd[c] for x, (c, _) in zip(combo, moved)))} : {expr}"
+            return [*lines, f"const {ft} {var} = {expr};"]
+        tap = self._tap(fid, win, sum(d * sd[c] for c, d in moved))
         if bc.kind == "shrink":
-            return [f"const bool in_{var} = {inside};", f"valid = valid && in_{var};",
-                    f"const {ft} {var} = in_{var} ? {buf}[{idx}] : ({ft})0;"]
-        return [f"const {ft} {var} = ({inside}) ? {buf}[{idx}] : ({ft}){bc.value!r};"]
+            return [f"const bool ok_{var} = {inside};", f"valid = valid && ok_{var};",
+                    f"const {ft} {var} = ok_{var} ? {tap} : ({ft})0;"]
+        return [f"const {ft} {var} = ({inside}) ? {tap} : ({ft})({cpp_number(bc.value)});"]
+
+    def _stream_decl(self, c: Channel) -> list[str]:
+        var, depth = self.chan_var[c.name], self.depth[c.name]
+        lines = [f"  hls::stream<{self._tok(self.analysis.program.dtype_of(c.src).cpp)}> {var}({c_string(c.name)});",
+                 f"#pragma HLS STREAM variable={var} depth={depth}"]
+        if depth * c.token_bytes >= FIFO_BRAM_MIN_BYTES:
+            lines.append(f"#pragma HLS BIND_STORAGE variable={var} type=fifo impl=bram")
+        return lines
+
+    def _processes(self) -> list[str]:
+        """The calls of the dataflow region, one per process, in topological order."""
+        an, prog = self.analysis, self.analysis.program
+        calls = []
+        for n in prog.inputs:
+            chans = [self.chan_var[c.name] for c in an.channels if c.src == n]
+            if chans:
+                calls.append(f"read_{self.ident[n]}({', '.join([f'in_{self.ident[n]}', *chans])});")
+        for n in prog.stencils:
+            ins = [self.chan_var[c.name] for c in an.channels if c.dst == n]
+            outs = [self.chan_var[c.name] for c in an.channels if c.src == n]
+            calls.append(f"stencil_{self.ident[n]}({', '.join(ins + outs)});")
+        for o in prog.outputs:
+            ch = self.chan_var[an.channel(o, sink_name(o)).name]
+            calls.append(f"write_{self.ident[o]}({ch}, out_{self.ident[o]});")
+        return calls
 
     def source(self) -> str:
         """The complete C++ translation unit (kernel + C-simulation main)."""
@@ -145,9 +279,17 @@ class HLSEmitter:
         w = prog.vectorization
         T = prog.points // w
         out = [
-            f"// Generated by stratoflow mapping.spatial for program '{prog.name}' ({'x'.join(map(str, prog.shape))}).",
-            "#include <algorithm>", "#include <cmath>", "#include <cstdint>", "#include <cstdio>", "#include <vector>",
-            '#include "hls_stream.h"', "",
+            *comment(f"Generated by stratoflow mapping.spatial for program '{prog.name}' "
+                     f"({'x'.join(map(str, prog.shape))}, {w} point(s) per token)."),
+            "#include <algorithm>", "#include <cmath>", "#include <cstdint>", "#include <limits>",
+            "#ifdef __SYNTHESIS__",
+            "#include <hls_stream.h>  // Vitis HLS",
+            "#else",
+            "#include <cstdio>",
+            "#include <vector>",
+            '#include "hls_stream.h"  // stratoflow C simulation: bounded FIFOs, one thread per process',
+            "#endif",
+            "",
             "template <class T> static inline T sf_mod(T a, T b) { return a - b * (T)std::floor((double)a / (double)b); }",
             "template <class T, int W> struct sf_vec { T v[W]; };  // W points per stream token",
             "",
@@ -165,7 +307,7 @@ class HLSEmitter:
                 inner = int(np.prod(sd_in[inp.dims.index(d) + 1:]))
                 idx_terms.append(f"((p / {strides(prog.shape)[c]}L) % {prog.shape[c]}L) * {inner}L")
             idx = " + ".join(idx_terms) or "0"
-            out.append(f"static void read_{_ident(n)}({', '.join(params)}) {{")
+            out.append(f"static void read_{self.ident[n]}({', '.join(params)}) {{")
             out.append(f"  for (long t = 0; t < {T}L; ++t) {{\n#pragma HLS PIPELINE II=1")
             if w == 1:
                 out.append(f"    const long p = t;\n    const {ct} v = mem[{idx}];")
@@ -177,31 +319,34 @@ class HLSEmitter:
             out.append(self._stencil_function(n))
         for o in prog.outputs:
             ct = prog.stencils[o].dtype.cpp
-            out.append(f"static void write_{_ident(o)}(hls::stream<{self._tok(ct)}>& in, {ct}* mem) {{")
+            out.append(f"static void write_{self.ident[o]}(hls::stream<{self._tok(ct)}>& in, {ct}* mem) {{")
             body = "mem[t] = in.read();" if w == 1 else f"const auto x = in.read(); for (int l = 0; l < {w}; ++l) mem[t * {w}L + l] = x.v[l];"
             out.append(f"  for (long t = 0; t < {T}L; ++t) {{\n#pragma HLS PIPELINE II=1\n    {body}\n  }}\n}}\n")
-        args = [f"const {prog.inputs[n].dtype.cpp}* {_ident(n)}" for n in prog.inputs]
-        args += [f"{prog.stencils[o].dtype.cpp}* out_{_ident(o)}" for o in prog.outputs]
-        out.append(f"void kernel({', '.join(args)}) {{")
+        ports = [(f"in_{self.ident[n]}", f"const {inp.dtype.cpp}*", self._input_size(n)) for n, inp in prog.inputs.items()]
+        ports += [(f"out_{self.ident[o]}", f"{prog.stencils[o].dtype.cpp}*", prog.points) for o in prog.outputs]
+        out.append(f'extern "C" void kernel({", ".join(f"{t} {v}" for v, t, _ in ports)}) {{')
+        for k, (v, _, size) in enumerate(ports):
+            out.append(f"#pragma HLS INTERFACE m_axi port={v} offset=slave bundle=gmem{k} depth={size}")
+        out.append("#pragma HLS INTERFACE s_axilite port=return")
         out.append("#pragma HLS DATAFLOW")
         for c in an.channels:
-            var = _chan_var(c.src, c.dst)
-            out.append(f'  hls::stream<{self._tok(prog.dtype_of(c.src).cpp)}> {var}("{c.name}", {self.depth[c.name]});')
-            out.append(f"#pragma HLS STREAM variable={var} depth={self.depth[c.name]}")
+            out += self._stream_decl(c)
+        calls = self._processes()
+        out.append("#ifndef __SYNTHESIS__")
+        out.append("  // C simulation: FIFOs bounded to the STREAM depths, every process in its own thread.")
+        out += [f"  {self.chan_var[c.name]}.set_depth({self.depth[c.name]});" for c in an.channels]
         out.append("  hls::sim::Dataflow df;")
-        for n in prog.inputs:
-            chans = [_chan_var(c.src, c.dst) for c in an.channels if c.src == n]
-            if chans:
-                out.append(f"  df.spawn([&] {{ read_{_ident(n)}({', '.join([_ident(n), *chans])}); }});")
-        for n in prog.stencils:
-            ins = [_chan_var(c.src, c.dst) for c in an.channels if c.dst == n]
-            outs = [_chan_var(c.src, c.dst) for c in an.channels if c.src == n]
-            out.append(f"  df.spawn([&] {{ stencil_{_ident(n)}({', '.join(ins + outs)}); }});")
-        for o in prog.outputs:
-            out.append(f"  df.spawn([&] {{ write_{_ident(o)}({_chan_var(o, sink_name(o))}, out_{_ident(o)}); }});")
-        out += ["  df.run();", "}", ""]
+        out += [f"  df.spawn([&] {{ {call} }});" for call in calls]
+        out.append("  df.run();")
+        out.append("#else")
+        out += [f"  {call}" for call in calls]
+        out += ["#endif", "}", ""]
         out += self._main()
         return "\n".join(out)
+
+    def _input_size(self, name: str) -> int:
+        prog = self.analysis.program
+        return int(np.prod([prog.shape[prog.iterators.index(d)] for d in prog.inputs[name].dims]))
 
     def _main(self) -> list[str]:
         prog = self.analysis.program
@@ -210,25 +355,29 @@ class HLSEmitter:
         nin, nout = len(prog.inputs), len(prog.outputs)
         lines.append(f'  if (argc != {1 + nin + nout}) {{ std::fprintf(stderr, "usage: %s {nin} inputs {nout} outputs\\n", argv[0]); return 2; }}')
         for k, (n, inp) in enumerate(prog.inputs.items()):
-            size = int(np.prod([prog.shape[prog.iterators.index(d)] for d in inp.dims]))
-            v = f"in_{_ident(n)}"
+            size = self._input_size(n)
+            v = f"in_{self.ident[n]}"
             lines.append(f"  std::vector<{inp.dtype.cpp}> {v}({size});")
             lines.append(f'  {{ FILE* f = std::fopen(argv[{1 + k}], "rb"); if (!f || std::fread({v}.data(), sizeof({inp.dtype.cpp}), {size}, f) != {size}) {{ std::fprintf(stderr, "cannot read %s\\n", argv[{1 + k}]); return 2; }} std::fclose(f); }}')
         for o in prog.outputs:
-            lines.append(f"  std::vector<{prog.stencils[o].dtype.cpp}> res_{_ident(o)}({prog.points});")
-        call = [f"in_{_ident(n)}.data()" for n in prog.inputs] + [f"res_{_ident(o)}.data()" for o in prog.outputs]
+            lines.append(f"  std::vector<{prog.stencils[o].dtype.cpp}> res_{self.ident[o]}({prog.points});")
+        call = [f"in_{self.ident[n]}.data()" for n in prog.inputs] + [f"res_{self.ident[o]}.data()" for o in prog.outputs]
         lines.append(f"  kernel({', '.join(call)});")
         for k, o in enumerate(prog.outputs):
-            v = f"res_{_ident(o)}"
+            v = f"res_{self.ident[o]}"
             lines.append(f'  {{ FILE* f = std::fopen(argv[{1 + nin + k}], "wb"); if (!f) return 2; std::fwrite({v}.data(), sizeof({v}[0]), {v}.size(), f); std::fclose(f); }}')
         lines += ["  return 0;", "}", "#endif", ""]
         return lines
+
+    def file_name(self) -> str:
+        """``<program>.cpp``, the program's name as a C identifier."""
+        return f"{c_identifiers([self.analysis.program.name])[0]}.cpp"
 
     def write(self, directory: str | Path) -> Path:
         """Write ``<program>.cpp`` and the portable ``hls_stream.h`` into ``directory``."""
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
-        path = atomic_write_text(d / f"{_ident(self.analysis.program.name)}.cpp", self.source())
+        path = atomic_write_text(d / self.file_name(), self.source())
         atomic_write_text(d / "hls_stream.h", (INCLUDE_DIR / "hls_stream.h").read_text())
         return path
 
@@ -257,10 +406,10 @@ class CSimulation:
         raw = prog.load_inputs() if inputs is None else inputs
         files = []
         for n, inp in prog.inputs.items():
-            path = self.workdir / f"in_{_ident(n)}.bin"
+            path = self.workdir / f"in_{self.emitter.ident[n]}.bin"
             np.ascontiguousarray(raw[n], dtype=inp.dtype.numpy).tofile(path)
             files.append(str(path))
-        outs = [self.workdir / f"out_{_ident(o)}.bin" for o in prog.outputs]
+        outs = [self.workdir / f"out_{self.emitter.ident[o]}.bin" for o in prog.outputs]
         try:
             proc = subprocess.run([str(self.exe), *files, *map(str, outs)], capture_output=True, text=True, timeout=self.timeout_s)
         except subprocess.TimeoutExpired:

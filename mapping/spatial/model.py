@@ -197,6 +197,14 @@ def load_program(source: str | Path | Mapping[str, Any], name: str | None = None
             raise StencilFlowError(f"program file {path} does not exist") from None
         except json.JSONDecodeError as exc:
             raise StencilFlowError(f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+        except UnicodeDecodeError:
+            raise StencilFlowError(f"program file {path} is not UTF-8 text; give a StencilFlow JSON file") from None
+        except OSError as exc:
+            raise StencilFlowError(
+                f"program file {path}: cannot read it ({exc.strerror or exc}); give a StencilFlow JSON file"
+            ) from None
+        except RecursionError:
+            raise StencilFlowError(f"{path}: JSON nested too deeply; give a StencilFlow JSON program") from None
         base = path.parent
         name = name or path.stem
     else:

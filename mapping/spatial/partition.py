@@ -12,22 +12,33 @@ topological orders) it picks one that
 4. among those, balances the operators over the devices (each device's pipeline kept busy).
 
 The result is validated by re-analysing the program with the link latency on every cut
-channel (latency times hops), which the streaming simulator then executes.
+channel (latency times hops), which the streaming simulator then executes. The latency grows
+delay buffers; when that pushes a device over its memory, the placement is searched again with
+the grown sizes, and a placement that still does not fit raises :class:`CapacityError`.
+:func:`check_fits` applies the same capacities to a program on one device.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from mapping.spatial.analysis import Analysis, Target, analyse
-from mapping.spatial.errors import StencilFlowError
+from mapping.spatial.analysis import Analysis, Target, analyse, sink_name
+from mapping.spatial.errors import CapacityError, StencilFlowError
 from mapping.spatial.model import Program
 
 log = logging.getLogger(__name__)
+
+MAX_ROUNDS = 8  # placement searches with latency-grown buffers before giving up
+
+
+def _positive_int(value: object, what: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise StencilFlowError(f"{what} must be a positive integer, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -37,11 +48,72 @@ class Device:
     memory_bytes: int = 28 * 2**20
     operators: int = 4000  # arithmetic operators that can be instantiated (per cycle)
 
+    def __post_init__(self) -> None:
+        _positive_int(self.memory_bytes, "device memory_bytes")
+        _positive_int(self.operators, "device operators")
+
 
 @dataclass(frozen=True)
 class Network:
     link_gbs: float = 40.0  # bandwidth per direction between neighbouring devices, GB/s
     link_latency: int = 200  # cycles per hop
+
+    def __post_init__(self) -> None:
+        g = self.link_gbs
+        if isinstance(g, bool) or not isinstance(g, (int, float)) or not math.isfinite(g) or g <= 0:
+            raise StencilFlowError(f"network link_gbs must be a positive finite number of GB/s, got {g!r}")
+        lat = self.link_latency
+        if isinstance(lat, bool) or not isinstance(lat, (int, np.integer)) or lat < 0:
+            raise StencilFlowError(f"network link_latency must be a non-negative integer (cycles), got {lat!r}")
+
+
+def size_text(n: int) -> str:
+    """``29360128 bytes (28.0 MiB)``."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n} bytes ({n / scale:.1f} {unit})"
+    return f"{n} bytes"
+
+
+def stencil_bytes(an: Analysis) -> dict[str, int]:
+    """On-chip bytes per stencil: reuse buffers, incoming channels and, for an output, the
+    channel to its writer (everything the model counts, assigned to the stencil's device)."""
+    out = {n: s.onchip_bytes for n, s in an.stencils.items()}
+    for o in an.program.outputs:
+        c = an.channel(o, sink_name(o))
+        out[o] += c.capacity * c.token_bytes
+    return out
+
+
+def check_fits(an: Analysis, device: Device, index: int = 0) -> None:
+    """Raise :class:`CapacityError` when the analysed program does not fit on ``device``
+    (its on-chip memory and operators), naming the device, its capacity and the need."""
+    prog = an.program
+    mem = stencil_bytes(an)
+    ops = {n: s.operations * prog.vectorization for n, s in an.stencils.items()}
+    need_mem, need_ops = sum(mem.values()), sum(ops.values())
+    big = max(mem, key=mem.__getitem__)
+    if need_mem > device.memory_bytes:
+        if mem[big] > device.memory_bytes:
+            todo = (f"stencil '{big}' alone needs {size_text(mem[big])}, so more devices do not help: use a "
+                    f"smaller domain (reuse buffers grow with the plane of the two inner dimensions) or a device "
+                    f"with more memory (--device-memory)")
+        else:
+            todo = ("use more devices (--devices N), a smaller domain or a device with more memory "
+                    "(--device-memory)")
+        raise CapacityError(
+            f"program '{prog.name}' does not fit on device {index}: it needs {size_text(need_mem)} of on-chip "
+            f"memory (reuse and delay buffers; largest stencil '{big}' {size_text(mem[big])}), the device has "
+            f"{size_text(device.memory_bytes)}; {todo}"
+        )
+    if need_ops > device.operators:
+        busy = max(ops, key=ops.__getitem__)
+        raise CapacityError(
+            f"program '{prog.name}' does not fit on device {index}: it needs {need_ops} operators "
+            f"(largest stencil '{busy}' {ops[busy]}), the device has {device.operators}; use more devices "
+            f"(--devices N), a smaller vectorization (--vector-width) or a device with more operators "
+            f"(--device-operators)"
+        )
 
 
 @dataclass(frozen=True)
@@ -79,31 +151,71 @@ class Partitioner:
     def __call__(self, prog: Program, analysis: Analysis | None = None) -> Partition:
         an = analysis or analyse(prog, self.target)
         names = list(prog.stencils)
-        mem = {n: an.stencils[n].onchip_bytes for n in names}
+        base = stencil_bytes(an)
         ops = {n: an.stencils[n].operations * prog.vectorization for n in names}
+        max_mem = max(d.memory_bytes for d in self.devices)
+        max_ops = max(d.operators for d in self.devices)
         for n in names:
-            if mem[n] > max(d.memory_bytes for d in self.devices) or ops[n] > max(d.operators for d in self.devices):
-                raise StencilFlowError(
-                    f"stencil '{n}' needs {mem[n]} bytes of on-chip memory and {ops[n]} operators, more than "
-                    f"any device offers; use larger devices or a smaller vectorization"
+            if base[n] > max_mem or ops[n] > max_ops:
+                raise CapacityError(
+                    f"stencil '{n}' needs {size_text(base[n])} of on-chip memory and {ops[n]} operators; the "
+                    f"largest device has {size_text(max_mem)} and {max_ops} operators, so more devices do not "
+                    f"help: use a smaller domain, a smaller vectorization or larger devices"
                 )
         stream_bytes = {n: prog.vectorization * prog.stencils[n].dtype.bytes for n in names}
+        extra = dict.fromkeys(names, 0)  # delay-buffer growth from the link latency, per stencil
+        for _ in range(MAX_ROUNDS):
+            mem = {n: base[n] + extra[n] for n in names}
+            placement = self._search(prog, mem, ops, stream_bytes, grown=any(extra.values()))
+            part = self._report(prog, placement, stream_bytes)
+            placed = stencil_bytes(part.analysis)
+            over = [(u, d) for u, d in zip(part.devices, self.devices) if u.memory_bytes > d.memory_bytes]
+            if not over:
+                return part
+            grown = {n: max(extra[n], placed[n] - base[n]) for n in names}
+            if grown == extra:
+                break
+            extra = grown
+        u, dev = over[0]
+        raise CapacityError(
+            f"device {u.device}: the link latency ({self.network.link_latency} cycles per hop) grows its delay "
+            f"buffers to {size_text(u.memory_bytes)}, above its {size_text(dev.memory_bytes)}; lower the link "
+            f"latency (--link-latency), give the devices more memory (--device-memory) or use more devices"
+        )
+
+    def _search(self, prog: Program, mem, ops, stream_bytes, grown: bool) -> dict[str, int]:
+        """The best placement over both topological orders (CapacityError when none fits)."""
         best = None
         for order in self._orders(prog):
             found = self._place(order, prog, mem, ops, stream_bytes)
             if found is not None and (best is None or found[0] < best[0]):
                 best = found
         if best is None:
-            raise StencilFlowError(
-                f"program '{prog.name}' does not fit on {len(self.devices)} device(s): needs "
-                f"{sum(mem.values())} bytes on-chip and {sum(ops.values())} operators in total, or more link "
-                f"bandwidth than {self.network.link_gbs} GB/s; add devices or relax the capacities"
+            mems = sorted({d.memory_bytes for d in self.devices})
+            opss = sorted({d.operators for d in self.devices})
+            each = f"{size_text(mems[0])} and {opss[0]} operators" if len(mems) == len(opss) == 1 else (
+                f"{size_text(mems[0])}-{size_text(mems[-1])} and {opss[0]}-{opss[-1]} operators")
+            if self._fits_without_link_limit(prog, mem, ops, stream_bytes):
+                why = (f"every placement needs more than the {self.network.link_gbs} GB/s of a link between "
+                       f"neighbours; raise the link bandwidth (--link-gbs) or use larger devices")
+            else:
+                why = ("add devices (--devices N), give them more memory (--device-memory) or operators "
+                       "(--device-operators), or use a smaller domain")
+            raise CapacityError(
+                f"program '{prog.name}' does not fit on {len(self.devices)} device(s) of {each} each: it needs "
+                f"{size_text(sum(mem.values()))} on-chip"
+                f"{' (delay buffers grown by the link latency)' if grown else ''} and {sum(ops.values())} "
+                f"operators in total; {why}"
             )
         _, placement = best
         if len(set(self.devices)) == 1:  # identical devices: use the first ones of the chain
             low = min(placement.values(), default=0)
             placement = {s: d - low for s, d in placement.items()}
-        return self._report(prog, placement, stream_bytes)
+        return placement
+
+    def _fits_without_link_limit(self, prog: Program, mem, ops, stream_bytes) -> bool:
+        relaxed = Partitioner(self.devices, Network(1e30, self.network.link_latency), self.target)
+        return any(relaxed._place(o, prog, mem, ops, stream_bytes) is not None for o in self._orders(prog))
 
     # ------------------------------------------------------------------
     @staticmethod
@@ -188,14 +300,10 @@ class Partitioner:
             links[placement[s]:far] += stream_bytes[s]
         an = analyse(prog, self.target, link_latency=link_latency)
         uses = []
+        mem = stencil_bytes(an)
         for d in range(ndev):
             mine = tuple(s for s in prog.stencils if placement[s] == d)
-            uses.append(DeviceUse(d, mine, sum(an.stencils[s].onchip_bytes for s in mine),
+            uses.append(DeviceUse(d, mine, sum(mem[s] for s in mine),
                                   sum(an.stencils[s].operations * prog.vectorization for s in mine)))
-        for u, dev in zip(uses, self.devices):
-            if u.memory_bytes > dev.memory_bytes:
-                log.warning(
-                    "device %d: the link latency grew the delay buffers to %d bytes, above its %d bytes; "
-                    "lower --link-latency or give the devices more memory", u.device, u.memory_bytes, dev.memory_bytes)
         gbs = tuple(float(b) * self.target.clock_mhz * 1e6 / 1e9 for b in links)
         return Partition(dict(placement), tuple(uses), tuple(cuts), tuple(int(b) for b in links), gbs, an)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,12 +14,15 @@ from mapping.spatial.errors import StencilFlowError
 from mapping.spatial.generator import KINDS, synthetic
 from mapping.spatial.hls import CSimulation, HLSEmitter
 from mapping.spatial.model import Program, load_program
-from mapping.spatial.partition import Device, Network, Partitioner
+from mapping.spatial.partition import Device, Network, Partitioner, check_fits, size_text
 from mapping.spatial.reference import ReferenceExecutor
 from mapping.spatial.report import MappingResult
 from mapping.spatial.simulator import StreamingSimulator
 
 log = logging.getLogger(__name__)
+
+MAX_SYNTHETIC_STENCILS = 1000  # N of synthetic:KIND:N
+MAX_GENERATED_SIZE = 1024  # SIZE of synthetic:KIND:N:SIZE and library:NAME:SIZE
 
 
 @dataclass(frozen=True)
@@ -41,28 +45,63 @@ def load_any(spec: str) -> Program:
         return _library_program(spec)
     if spec.startswith("synthetic:"):
         parts = spec.split(":")
-        if len(parts) not in (3, 4) or parts[1] not in KINDS or not parts[2].isdigit():
+        if len(parts) not in (3, 4) or parts[1] not in KINDS:
             raise StencilFlowError(f"bad synthetic spec {spec!r}; write synthetic:KIND:N[:SIZE] with KIND in {KINDS}")
-        size = int(parts[3]) if len(parts) == 4 else 32
-        return load_program(synthetic(parts[1], int(parts[2]), (size, size, size)), f"{parts[1]}{parts[2]}")
+        n = _bounded_int(spec, "N (stencils)", parts[2], MAX_SYNTHETIC_STENCILS)
+        size = _bounded_int(spec, "SIZE", parts[3], MAX_GENERATED_SIZE) if len(parts) == 4 else 32
+        return load_program(synthetic(parts[1], n, (size, size, size)), f"{parts[1]}{n}")
     return load_program(spec)
+
+
+def _bounded_int(spec: str, what: str, text: str, limit: int) -> int:
+    """``text`` as an integer in 1..limit, or a StencilFlowError naming ``what`` in ``spec``."""
+    if not text.isascii() or not text.isdigit() or not 1 <= int(text) <= limit:
+        raise StencilFlowError(f"{spec}: {what} must be a whole number from 1 to {limit}, got {text!r}")
+    return int(text)
+
+
+def check_host_memory(prog: Program, what: str) -> None:
+    """Refuse ``what`` (``--simulate``, ...) when the program's fields cannot fit in host memory.
+
+    The simulators keep every field, the NumPy reference every field again, plus the inputs;
+    the estimate is three times the fields' bytes.
+    """
+    fields = sum(i.dtype.bytes for i in prog.inputs.values()) + sum(s.dtype.bytes for s in prog.stencils.values())
+    need = 3 * prog.points * fields
+    try:
+        have = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        return
+    if need > have:
+        raise StencilFlowError(
+            f"{what} of '{prog.name}' needs about {size_text(need)} of host memory for its "
+            f"{len(prog.inputs) + len(prog.stencils)} fields of {prog.points} points, this machine has "
+            f"{size_text(have)}; use a smaller domain"
+        )
 
 
 def map_program(prog: Program, opts: MapOptions) -> MappingResult:
     if opts.vector_width is not None:
         prog = prog.with_vectorization(opts.vector_width)
+    if opts.devices < 1:
+        raise StencilFlowError(f"devices must be >= 1, got {opts.devices}")
     an = analyse(prog, opts.target)
     part = None
     if opts.devices > 1:
         part = Partitioner([opts.device] * opts.devices, opts.network, opts.target)(prog, an)
+    else:
+        check_fits(an, opts.device)
     placed = part.analysis if part else an
+    for flag, wanted in (("--simulate", opts.simulate), ("--csim", opts.csim), ("--sdfg", opts.sdfg)):
+        if wanted:
+            check_host_memory(prog, flag)
     sim = err = None
     if opts.simulate:
         log.info("simulating %s (%d points)", prog.name, prog.points)
         inputs = prog.load_inputs()
         sim = StreamingSimulator(placed)(inputs)
         ref = ReferenceExecutor(prog)(inputs)
-        err = max(float(np.max(np.abs(sim.outputs[o].astype(np.float64) - ref[o]))) for o in prog.outputs)
+        err = max(_max_abs_error(sim.outputs[o], ref[o]) for o in prog.outputs)
     hls_path = csim_err = None
     if opts.emit_hls is not None or opts.csim:
         emitter = HLSEmitter(placed)
@@ -73,7 +112,7 @@ def map_program(prog: Program, opts: MapOptions) -> MappingResult:
             csim = CSimulation(emitter, opts.emit_hls)
             out = csim(inputs)
             ref = ReferenceExecutor(prog)(inputs)
-            csim_err = max(float(np.max(np.abs(out[o].astype(np.float64) - ref[o]))) for o in prog.outputs)
+            csim_err = max(_max_abs_error(out[o], ref[o]) for o in prog.outputs)
             hls_path = hls_path or csim.source
     sdfg_err = None
     if opts.sdfg:
@@ -82,8 +121,17 @@ def map_program(prog: Program, opts: MapOptions) -> MappingResult:
         inputs = prog.load_inputs()
         out = SDFGBuilder(prog).compile()(inputs)
         ref = ReferenceExecutor(prog)(inputs)
-        sdfg_err = max(float(np.max(np.abs(out[o].astype(np.float64) - ref[o]))) for o in prog.outputs)
+        sdfg_err = max(_max_abs_error(out[o], ref[o]) for o in prog.outputs)
     return MappingResult(an, part, sim, err, hls_path, csim_err, sdfg_err)
+
+
+def _max_abs_error(out: np.ndarray, ref: np.ndarray) -> float:
+    """Largest |out - ref|; equal values (infinities, NaN against NaN) count as 0."""
+    a, b = np.asarray(out, dtype=np.float64), np.asarray(ref, dtype=np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        diff = np.abs(a - b)
+    diff[(a == b) | (np.isnan(a) & np.isnan(b))] = 0.0
+    return float(np.max(diff, initial=0.0))
 
 
 def _library_program(spec: str) -> Program:
@@ -95,10 +143,10 @@ def _library_program(spec: str) -> Program:
         from stencils.program import StencilProgram
     except ImportError as exc:  # pragma: no cover - stencils is part of the project
         raise StencilFlowError(f"{spec}: the stencils package is not importable ({exc})") from None
-    if len(parts) not in (2, 3) or parts[1] not in LIBRARY or (len(parts) == 3 and not parts[2].isdigit()):
+    if len(parts) not in (2, 3) or parts[1] not in LIBRARY:
         raise StencilFlowError(f"bad library spec {spec!r}; write library:NAME[:SIZE] with NAME in {sorted(LIBRARY)}")
     lib = LIBRARY[parts[1]]
-    size = int(parts[2]) if len(parts) == 3 else 32
+    size = _bounded_int(spec, "SIZE", parts[2], MAX_GENERATED_SIZE) if len(parts) == 3 else 32
     sp = StencilProgram(lib.name, inputs=list(lib.inputs), outputs=list(lib.outputs))
     try:
         sp.add(lib.definition, label=lib.name, **{f: f for f in (*lib.inputs, *lib.outputs)}, **dict(lib.params))

@@ -1,4 +1,4 @@
-"""Readable summary, JSON report and DOT/PNG drawing of a mapped program."""
+"""Readable summary, JSON report and DOT text or drawing (PNG, SVG, PDF) of a mapped program."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from mapping.spatial.analysis import Analysis
+from mapping.spatial.errors import StencilFlowError
 from mapping.spatial.files import atomic_write_bytes, atomic_write_text
 from mapping.spatial.partition import Partition
 from mapping.spatial.simulator import SimulationResult
@@ -162,12 +163,36 @@ def to_dot(res: MappingResult) -> str:
     return "\n".join(lines) + "\n"
 
 
+DOT_SUFFIXES = (".dot", ".gv")  # Graphviz text
+DRAWING_SUFFIXES = (".png", ".svg", ".pdf")  # drawn with matplotlib
+
+
+def graph_format(path: str | Path) -> str:
+    """``dot``, ``png``, ``svg`` or ``pdf`` from the file's extension; StencilFlowError otherwise."""
+    suffix = Path(path).suffix.lower()
+    if suffix in DOT_SUFFIXES:
+        return "dot"
+    if suffix in DRAWING_SUFFIXES:
+        return suffix[1:]
+    raise StencilFlowError(
+        f"--dot {path}: unsupported extension {suffix or '(none)'!r}; use {', '.join(DOT_SUFFIXES)} for Graphviz "
+        f"DOT text or {', '.join(DRAWING_SUFFIXES)} for a drawing"
+    )
+
+
+def write_graph(res: MappingResult, path: str | Path) -> Path:
+    """DOT text (``.dot``/``.gv``) or a drawing (``.png``/``.svg``/``.pdf``), by extension."""
+    fmt = graph_format(path)
+    return write_dot(res, path) if fmt == "dot" else write_png(res, path, fmt)
+
+
 def write_dot(res: MappingResult, path: str | Path) -> Path:
     return atomic_write_text(path, to_dot(res))
 
 
-def write_png(res: MappingResult, path: str | Path) -> Path:
-    """Draw the placed DAG (layered by depth, coloured by device) with matplotlib."""
+def write_png(res: MappingResult, path: str | Path, fmt: str = "png") -> Path:
+    """Draw the placed DAG (layered by depth, coloured by device) with matplotlib, as ``fmt``
+    (png, svg or pdf)."""
     import io
 
     import matplotlib
@@ -204,6 +229,6 @@ def write_png(res: MappingResult, path: str | Path) -> Path:
     ax.set_ylim(min(y for _, y in xy.values()) - 0.6, max(y for _, y in xy.values()) + 0.6)
     ax.axis("off")
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=120, bbox_inches="tight")
+    fig.savefig(buf, format=fmt, dpi=120, bbox_inches="tight")
     plt.close(fig)
     return atomic_write_bytes(path, buf.getvalue())

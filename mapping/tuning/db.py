@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import shlex
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -73,26 +74,62 @@ class BestSchedule:
         return self.default_s / self.median_s if self.default_s else None
 
 
+#: sqlite3 messages of a file that is not (or no longer) a sound SQLite database
+_DAMAGED = ("malformed", "not a database", "disk image", "encrypted", "corrupt")
+
+
+def database_error(path: Path, exc: BaseException) -> TuningError:
+    """The TuningError for an SQLite failure on ``path``: which file, and what to do."""
+    other = "or choose another database with --db or $STRATOFLOW_TUNING_DB"
+    text = " ".join(str(exc).split())  # one line
+    if any(word in text.lower() for word in _DAMAGED):
+        return TuningError(
+            f"tuning database {path} is damaged ({text}): move it aside "
+            f"(mv {shlex.quote(str(path))} {shlex.quote(str(path) + '.damaged')}) and rerun to start an empty one, {other}"
+        )
+    return TuningError(
+        f"tuning database {path} cannot be used ({text}): check that the file and its folder "
+        f"are writable, {other}"
+    )
+
+
 class TuningDB:
-    """Thin typed wrapper over the SQLite file (one connection per call, safe across processes)."""
+    """Thin typed wrapper over the SQLite file (one connection per call, safe across processes).
+
+    Opening checks the file (``PRAGMA quick_check``); every SQLite failure is a TuningError that
+    names the file and what to do."""
 
     def __init__(self, path: Path | str | None = None, machine: str | None = None) -> None:
         self.path = Path(path) if path else default_db_path()
         self.machine = machine or machine_id()
+        if self.path.is_dir():
+            raise TuningError(
+                f"tuning database {self.path} is a folder; pass a file with --db or "
+                "$STRATOFLOW_TUNING_DB"
+            )
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self._conn() as con:
-                con.executescript(_SCHEMA)
-
-        except sqlite3.DatabaseError as exc:
-            raise TuningError(f"tuning database {self.path} is not usable: {exc}") from exc
+        except OSError as exc:
+            raise database_error(self.path, exc) from None
+        with self._conn() as con:
+            problems = [row[0] for row in con.execute("PRAGMA quick_check").fetchall()]
+            if problems != ["ok"]:
+                raise database_error(
+                    self.path, sqlite3.DatabaseError("malformed: " + "; ".join(problems[:3]))
+                )
+            con.executescript(_SCHEMA)
 
     @contextmanager
     def _conn(self) -> Iterator[sqlite3.Connection]:
-        con = sqlite3.connect(self.path, timeout=30)
+        try:
+            con = sqlite3.connect(self.path, timeout=30)
+        except sqlite3.Error as exc:
+            raise database_error(self.path, exc) from None
         try:
             yield con
             con.commit()
+        except sqlite3.DatabaseError as exc:
+            raise database_error(self.path, exc) from None
         finally:
             con.close()
 
@@ -205,7 +242,7 @@ class TuningDB:
         return data
 
     def import_(self, data: dict[str, Any]) -> int:
-        if data.get("format") != "stratoflow-tuning-db/1":
+        if not isinstance(data, dict) or data.get("format") != "stratoflow-tuning-db/1":
             raise TuningError(
                 "import file is not a stratoflow tuning export (key 'format' must be "
                 "'stratoflow-tuning-db/1'); create one with 'stratoflow tune db export'"
@@ -214,7 +251,13 @@ class TuningDB:
         with self._conn() as con:
             for table in ("stencils", "feature_status", "evaluations", "applied"):
                 known = {c[1] for c in con.execute(f"PRAGMA table_info({table})")}
-                for row in data.get(table, []):
+                rows = data.get(table, [])
+                if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+                    raise TuningError(
+                        f"import file: {table!r} must be a list of rows (column -> value), "
+                        f"got {type(rows).__name__}; create the file with 'stratoflow tune db export'"
+                    )
+                for row in rows:
                     cols = list(row)
                     if not set(cols) <= known:
                         raise TuningError(

@@ -44,11 +44,14 @@ import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from mapping.tuning.errors import TuningError
-from mapping.tuning.targets import TuningTarget
+
+if TYPE_CHECKING:  # targets imports GT4Py; the database reads embeddings without it
+    from mapping.tuning.targets import TuningTarget
 
 log = logging.getLogger(__name__)
 

@@ -118,7 +118,15 @@ class Evaluator:
     def __init__(self, target: str, config: MeasureConfig | None = None) -> None:
         self.target = target
         self.config = config or MeasureConfig()
-        self.config.cache_dir.mkdir(parents=True, exist_ok=True)
+        from stencils.config import ensure_writable_dir
+        from stencils.errors import StencilError
+
+        try:
+            ensure_writable_dir(
+                self.config.cache_dir, "the tuning build cache", "--cache-dir or STRATOFLOW_TUNING_CACHE"
+            )
+        except StencilError as exc:
+            raise TuningError(str(exc)) from None
         self.last_stderr = ""
         self.builds = 0  # compilations actually paid
         self.runs = 0  # schedules measured

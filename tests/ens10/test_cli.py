@@ -33,15 +33,16 @@ def test_help_lists_the_actions(capsys):
 
 def test_make_sample_and_user_errors(tmp_path):
     """make-sample writes the netCDF layout (2 years, 30-degree grid: 7 x 12 points);
-    training on a directory without data raises the user-facing ENS10DataError naming the file."""
+    training on an empty folder raises the user-facing ENS10DataError naming the missing file."""
     args = _parser().parse_args(["ens10", "make-sample", str(tmp_path / "s"), "--grid", "30",
                                  "--years", "2016-2017", "--dates", "1", "--layouts", "netcdf"])
     assert args.handler(args) == 0
     with xr.open_dataset(tmp_path / "s" / "netcdf" / "ENS10_sfc_mean.nc") as ds:
         assert dict(ds.sizes) == {"time": 2, "lat": 7, "lon": 12}
         assert np.isnan(ds["SSTK"].values).any() and np.isfinite(ds["T2M"].values).all()
+    (tmp_path / "empty").mkdir()
     args = _parser().parse_args(["ens10", "train", "--model", "mlp", "--target", "t2m",
-                                 "--data", str(tmp_path / "none")])
+                                 "--data", str(tmp_path / "empty")])
     with pytest.raises(ENS10DataError, match="ENS10_sfc_mean.nc") as err:
         args.handler(args)
     assert is_user_error(err.value)

@@ -30,7 +30,7 @@ from fv3core.advection import Advection, AdvectionConfig
 from fv3core.config import FV3Config
 from fv3core.decomposition import decompose
 from fv3core.grid.fv3_storages import FV3GridStorages
-from fv3core.stencils.ppm import SUPPORTED_HORD
+from fv3core.scheme_limits import SUPPORTED_HORD
 from fv3core.stencils.transport import FiniteVolumeTransport
 from fv3core.testcases.williamson import A_EARTH, DAY, CosineBell, SolidBodyFlow
 from fv3core.transliteration.dyn_core import SWNamelist

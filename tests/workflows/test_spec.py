@@ -145,3 +145,86 @@ def test_generated_map_programs_need_no_file(tmp_path: Path):
     assert str(spec.steps[0].program) == "library:hdiff:32" and spec.steps[0].file_fields() == ()
     msg = _error(_spec({"name": "m", "kind": "map", "program": "library:hdiff;ls"}), tmp_path)
     assert "steps[0] (m).program" in msg
+
+
+def test_numbers_and_switches_are_strict():
+    """YAML booleans and quoted numbers are refused for number and switch fields (each named,
+    with the value given), sweep values included; an int is still a valid float."""
+    msg = _error(_spec({"name": "a", "kind": "fv3", "days": True, "layout": True,
+                        "resolution": "24", "warm_cache": 1}))  # fmt: skip
+    assert "(fv3).days: Input should be a valid number, got True (bool)" in msg
+    assert "(fv3).layout: Input should be a valid integer, got True (bool)" in msg
+    assert "(fv3).resolution: Input should be a valid integer, got '24' (str)" in msg
+    assert "(fv3).warm_cache" in msg and "got 1 (int)" in msg
+    msg = _error(_spec({"name": "m", "kind": "map", "program": "synthetic:chain:4",
+                        "sweep": {"devices": [1, True]}}))  # fmt: skip
+    assert "sweep [devices=True]: devices: Input should be a valid integer" in msg
+    spec = parse_spec(_spec({"name": "a", "kind": "fv3", "days": 2}))
+    assert spec.steps[0].days == 2.0 and isinstance(spec.steps[0].days, float)
+
+
+def test_every_invalid_sweep_combination_is_reported():
+    """resolution [12, 25] x layout [1, 7]: both layout-7 combinations are refused at load time
+    (FV3Config's divisibility rule), in one error; the valid product loads."""
+    msg = _error(_spec({"name": "tc", "kind": "fv3",
+                        "sweep": {"resolution": [12, 25], "layout": [1, 7]}}))  # fmt: skip
+    assert "steps[0] (tc[layout=7,resolution=12]): " in msg
+    assert "steps[0] (tc[layout=7,resolution=25]): " in msg
+    assert msg.count("not divisible by layout 7") == 2 and "layout=1" not in msg
+    msg = _error(_spec({"name": "m", "kind": "map", "program": "synthetic:chain:4",
+                        "sweep": {"devices": [0, 2, 100]}}))  # fmt: skip
+    assert "sweep [devices=0]" in msg and "sweep [devices=100]" in msg and "devices=2" not in msg
+
+
+def test_input_fields_name_steps_of_the_right_kind():
+    """data_from must name an ens10_sample step, models_from ens10_train steps, db_from a tune
+    step; the error names the field, the step and its kind."""
+    msg = _error(_spec({"name": "prep", "kind": "command", "argv": ["true"]},
+                       {"name": "tr", "kind": "ens10_train", "model": "emos", "data_from": "prep"}))  # fmt: skip
+    assert "steps[1] (tr).data_from: step 'prep' is a 'command' step" in msg
+    assert "ens10_sample" in msg
+    msg = _error(_spec({"name": "d", "kind": "ens10_sample"},
+                       {"name": "e", "kind": "ens10_evaluate", "data_from": "d", "models_from": ["d"]}))  # fmt: skip
+    assert "(e).models_from: step 'd' is a 'ens10_sample' step" in msg and "ens10_train" in msg
+    msg = _error(_spec({"name": "m", "kind": "map", "program": "synthetic:chain:4"},
+                       {"name": "t", "kind": "tune", "db_from": "m"}))  # fmt: skip
+    assert "(t).db_from: step 'm' is a 'map' step" in msg
+
+
+def test_all_missing_files_are_reported(tmp_path: Path):
+    """Two steps with missing scripts, and a missing swept script: every one is named."""
+    (tmp_path / "ok.py").write_text("")
+    msg = _error(_spec({"name": "a", "kind": "mpi", "script": "one.py"},
+                       {"name": "b", "kind": "mpi", "script": "two.py"},
+                       {"name": "c", "kind": "mpi", "script": "ok.py",
+                        "sweep": {"script": ["ok.py", "three.py"]}}), tmp_path)  # fmt: skip
+    assert "steps[0] (a).script: file not found: " + str(tmp_path / "one.py") in msg
+    assert "steps[1] (b).script: file not found: " + str(tmp_path / "two.py") in msg
+    assert "steps[2] (c).sweep.script[1]: file not found: " + str(tmp_path / "three.py") in msg
+
+
+def test_swept_files_are_resolved(tmp_path: Path):
+    """Swept script paths are made absolute against the spec's folder, like plain file fields."""
+    for name in ("a.py", "b.py"):
+        (tmp_path / name).write_text("")
+    spec = parse_spec(_spec({"name": "c", "kind": "mpi", "script": "a.py",
+                             "sweep": {"script": ["a.py", "b.py"]}}), base_dir=tmp_path)  # fmt: skip
+    assert sorted(str(i.step.script) for i in expand(spec)) == [
+        str(tmp_path / "a.py"), str(tmp_path / "b.py")]
+
+
+def test_submit_dry_run_writes_nothing(tmp_path: Path, capsys, monkeypatch):
+    """`submit --dry-run` prints the sbatch script (with the run's --ntasks) and creates no file
+    or folder: the runs folder stays absent."""
+    from workflows.cli import main
+
+    spec = tmp_path / "s.yaml"
+    spec.write_text("name: t\nsteps:\n  - name: a\n    kind: command\n    argv: [echo, hi]\n"
+                    "    ranks: 3\n")  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    runs = tmp_path / "runs"
+    assert main(["submit", str(spec), "--dry-run", "--runs-dir", str(runs)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("#!/bin/bash\n") and "#SBATCH --ntasks=3" in out
+    assert f"{runs}/t-" in out and not runs.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.yaml"]

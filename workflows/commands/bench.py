@@ -8,7 +8,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import math
+import os
 import pkgutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import benchmarks
 
@@ -30,4 +35,58 @@ def register(sub: argparse._SubParsersAction) -> None:
             continue
         p = bench_sub.add_parser(name, help=module.HELP, description=module.__doc__)
         module.add_arguments(p)
-        p.set_defaults(handler=module.run)
+        _positive_numbers(p)
+        p.set_defaults(handler=_checked(module.run, _output_options(p)))
+
+
+def _positive(convert: Callable[[str], Any]) -> Callable[[str], Any]:
+    """``convert``, refusing zero, negative and non-finite values."""
+
+    def parse(text: str) -> Any:
+        value = convert(text)
+        if not (math.isfinite(value) and value > 0):
+            raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+        return value
+
+    parse.__name__ = convert.__name__  # argparse names the type in its "invalid ... value" error
+    return parse
+
+
+def _positive_numbers(parser: argparse.ArgumentParser) -> None:
+    """Every numeric option without ``choices`` (sizes, counts, repeats, times, tolerances)
+    must be positive: argparse refuses 0, negatives, nan and inf before a benchmark starts."""
+    for action in parser._actions:
+        if action.type in (int, float) and action.choices is None:
+            action.type = _positive(action.type)
+
+
+#: options that name files a benchmark writes at its end
+_OUTPUT_DESTS = ("json", "markdown", "doc")
+
+
+def _output_options(parser: argparse.ArgumentParser) -> list[tuple[str, str]]:
+    return [(a.dest, a.option_strings[0]) for a in parser._actions
+            if a.dest in _OUTPUT_DESTS and a.option_strings]  # fmt: skip
+
+
+def _checked(run: Callable[[argparse.Namespace], int], outputs: list[tuple[str, str]]):  # noqa: ANN202
+    """``run``, after checking that its output files can be written (before hours of work)."""
+
+    def handler(args: argparse.Namespace) -> int:
+        from benchmarks.common import BenchmarkError
+
+        for dest, option in outputs:
+            value = getattr(args, dest, None)
+            if value is None:
+                continue
+            path = Path(value)
+            if path.is_dir():
+                raise BenchmarkError(f"{option} {path} is a folder; give a file name")
+            parent = path.resolve().parent
+            while not parent.exists():
+                parent = parent.parent
+            if not parent.is_dir() or not os.access(parent, os.W_OK):
+                raise BenchmarkError(f"{option} {path}: {parent} is not a writable folder")
+        return run(args)
+
+    return handler

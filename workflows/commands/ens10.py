@@ -4,19 +4,123 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
+from collections.abc import Callable
 from pathlib import Path
 
 log = logging.getLogger("stratoflow.ens10")
 
+#: seeds are whole numbers in 0 .. 2**32 - 1 (numpy's and torch's common range)
+SEED_MAX = 2**32 - 1
+#: the number of calendar dates a year in ENS-10 (Mondays and Thursdays of 2018)
+CALENDAR_DATES = 105
+
+
+# -- argument types: argparse reports "argument --OPTION: <message>" and exits with status 2 --
+def _whole(low: int, high: int | None = None) -> Callable[[str], int]:
+    """An argparse type: a whole number in low .. high (high None: no upper bound)."""
+    bound = f"from {low} to {high}" if high is not None else f">= {low}"
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"give a whole number {bound}, not {text!r}") from None
+        if value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"give a whole number {bound}, not {value}")
+        return value
+
+    return parse
+
+
+def _positive(text: str) -> float:
+    """An argparse type: a finite number > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"give a positive number, not {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"give a positive finite number, not {text!r}")
+    return value
+
+
+def _ens10_checked(check: Callable[[str], object]) -> Callable[[str], object]:
+    """An argparse type from an ens10 validator: its ENS10DataError becomes the usage error."""
+
+    def parse(text: str):
+        from ens10.errors import ENS10DataError
+
+        try:
+            return check(text)
+        except ENS10DataError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return parse
+
+
+def _grid(text: str) -> float:
+    from ens10.grid import FINEST_GRID, check_grid
+
+    return check_grid(text, finest=FINEST_GRID)
+
+
+def _years(text: str) -> tuple[int, int]:
+    from ens10.sample import parse_years
+
+    first, last = parse_years(text)
+    if not 1900 <= first <= last <= 2100:
+        from ens10.errors import ENS10DataError
+
+        raise ENS10DataError(f"years {text!r}: give FIRST-LAST within 1900-2100 (ENS-10: 1998-2017)")
+    return first, last
+
+
+def _levels(text: str) -> tuple[int, ...]:
+    """Comma-separated ENS-10 pressure levels in hPa, each once."""
+    from ens10 import schema
+
+    allowed = ", ".join(map(str, schema.PRESSURE_LEVELS))
+    try:
+        levels = tuple(int(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"give comma-separated pressure levels in hPa from {allowed}, not {text!r}"
+        ) from None
+    unknown = [lv for lv in levels if lv not in schema.PRESSURE_LEVELS]
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"{', '.join(map(str, unknown))} hPa: not an ENS-10 pressure level ({allowed})"
+        )
+    if len(set(levels)) != len(levels):
+        raise argparse.ArgumentTypeError(f"give each level once, not {text!r}")
+    return levels
+
+
+def _layouts(text: str) -> tuple[str, ...]:
+    names = tuple(v.strip() for v in text.split(","))
+    unknown = [n for n in names if n not in ("grib", "netcdf")]
+    if unknown or len(set(names)) != len(names):
+        raise argparse.ArgumentTypeError(
+            f"give grib, netcdf or grib,netcdf, not {text!r}"
+        )
+    return names
+
 
 def _make_sample(args: argparse.Namespace) -> int:
+    from ens10.errors import ENS10DataError
     from ens10.sample import make_sample
 
-    levels = tuple(int(v) for v in args.grib_levels.split(",")) if args.grib_levels else None
-    kwargs = {"grib_levels": levels} if levels else {}
+    if args.grib_years is not None and not (
+        args.years[0] <= args.grib_years[0] <= args.grib_years[1] <= args.years[1]
+    ):
+        raise ENS10DataError(
+            f"--grib-years {args.grib_years[0]}-{args.grib_years[1]} must lie within --years "
+            f"{args.years[0]}-{args.years[1]}"
+        )
+    kwargs = {"grib_levels": args.grib_levels} if args.grib_levels else {}
     out = make_sample(args.out_dir, grid=args.grid, years=args.years, n_dates=args.dates,
                       seed=args.seed, grib_dates=None if args.grib_dates == 0 else args.grib_dates,
-                      grib_years=args.grib_years, layouts=tuple(args.layouts.split(",")), **kwargs)
+                      grib_years=args.grib_years, layouts=args.layouts, **kwargs)
     print(f"sample written to {out} (grib/: raw layout, netcdf/: preprocessed layout)")
     return 0
 
@@ -30,6 +134,11 @@ def _preprocess(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
+    from ens10.io.atomic import check_output_dir
+    from ens10.io.preprocessed import check_data_dir
+
+    check_data_dir(args.data)  # before torch is imported: a typo fails at once
+    check_output_dir(args.out or Path(args.data) / "checkpoints", "checkpoint folder")
     from ens10.train import train
 
     overrides = {k: v for k, v in {"lr": args.lr, "batch_size": args.batch_size,
@@ -42,12 +151,32 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    from ens10.evaluate import evaluate
+    from ens10.errors import ENS10DataError
+    from ens10.io.atomic import check_output_dir
+    from ens10.io.preprocessed import check_data_dir
 
+    check_data_dir(args.data)  # before torch is imported: a typo fails at once
+    check_output_dir(args.out, "evaluation output folder")
     ckpts = list(args.checkpoints)
     if not ckpts:
+
         ckpt_dir = Path(args.data) / "checkpoints"
         ckpts = sorted(p for p in ckpt_dir.glob("*.pt") if not p.name.endswith(".last.pt"))
+        if not ckpts:
+            raise ENS10DataError(
+                f"no checkpoints given and none in {ckpt_dir}: train one ('stratoflow ens10 "
+                "train --data DATA') or pass checkpoint files"
+            )
+    missing = [str(p) for p in ckpts if not p.is_file()]
+    if missing:
+        one = len(missing) == 1
+        raise ENS10DataError(
+            f"checkpoint{'' if one else 's'} {', '.join(missing)} {'does' if one else 'do'} not "
+            "exist: train first ('stratoflow ens10 train') or pass the {model}_{target}.pt "
+            "files of a checkpoint folder"
+        )
+    from ens10.evaluate import evaluate
+
     path = evaluate(args.data, ckpts, args.out, split=args.split)
     print(path.read_text())
     return 0
@@ -77,16 +206,21 @@ def register(sub: argparse._SubParsersAction) -> None:
         ),
     )
     p.add_argument("out_dir", type=Path, metavar="OUT_DIR")
-    p.add_argument("--grid", type=float, default=5.0, help="grid spacing in degrees (default 5.0; ENS-10: 0.5)")
-    p.add_argument("--years", default="1998-2017", help="initialisation years FIRST-LAST (default 1998-2017)")
-    p.add_argument("--dates", type=int, default=20, help="calendar dates per year, of the 105 Mondays/Thursdays (default 20)")
-    p.add_argument("--seed", type=int, default=2022, help="generator seed")
-    p.add_argument("--grib-dates", type=int, default=2,
+    p.add_argument("--grid", type=_ens10_checked(_grid), default=5.0,
+                   help="grid spacing in degrees dividing 180 and 360, >= 0.5 (default 5.0; ENS-10: 0.5)")
+    p.add_argument("--years", type=_ens10_checked(_years), default=(1998, 2017),
+                   help="initialisation years FIRST-LAST (default 1998-2017)")
+    p.add_argument("--dates", type=_whole(1, CALENDAR_DATES), default=20,
+                   help="calendar dates per year, of the 105 Mondays/Thursdays, 1-105 (default 20)")
+    p.add_argument("--seed", type=_whole(0, SEED_MAX), default=2022, help="generator seed (>= 0)")
+    p.add_argument("--grib-dates", type=_whole(0, CALENDAR_DATES), default=2,
                    help="how many of the dates also get raw GRIB files (0 = all; default 2: cfgrib indexes ~2 ms/message)")
-    p.add_argument("--grib-years", default=None, help="years FIRST-LAST written as GRIB (default: all)")
-    p.add_argument("--grib-levels", default=None,
+    p.add_argument("--grib-years", type=_ens10_checked(_years), default=None,
+                   help="years FIRST-LAST written as GRIB, within --years (default: all)")
+    p.add_argument("--grib-levels", type=_levels, default=None,
                    help="comma-separated hPa levels in the GRIB pl files (default: all 11)")
-    p.add_argument("--layouts", default="grib,netcdf", help="grib,netcdf (default both)")
+    p.add_argument("--layouts", type=_layouts, default=("grib", "netcdf"),
+                   help="grib,netcdf (default both)")
     p.set_defaults(handler=_make_sample)
 
     p = ens.add_parser(
@@ -113,11 +247,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--target", required=True, choices=tuple(schema.TARGETS))
     p.add_argument("--data", required=True, type=Path, help="directory of the preprocessed layout")
     p.add_argument("--out", type=Path, default=None, help="checkpoint directory (default DATA/checkpoints)")
-    p.add_argument("--epochs", type=int, default=30)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--lr", type=float, default=None, help="learning rate (default per model)")
-    p.add_argument("--batch-size", type=int, default=None, help="initialisations per step (default 8)")
-    p.add_argument("--patience", type=int, default=None, help="early-stopping patience in epochs (default 5)")
+    p.add_argument("--epochs", type=_whole(1), default=30, help="training epochs (>= 1, default 30)")
+    p.add_argument("--seed", type=_whole(0, SEED_MAX), default=0, help="seed (>= 0, default 0)")
+    p.add_argument("--lr", type=_positive, default=None, help="learning rate > 0 (default per model)")
+    p.add_argument("--batch-size", type=_whole(1), default=None,
+                   help="initialisations per step (>= 1, default 8)")
+    p.add_argument("--patience", type=_whole(1), default=None,
+                   help="early-stopping patience in epochs (>= 1, default 5)")
     p.add_argument("--no-resume", action="store_true", help="start afresh even if a .last.pt exists")
     p.set_defaults(handler=_train)
 
@@ -136,4 +272,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     # mapping, which core ens10 does not)
     from ens10.inference.cli import add_postprocess_parser
 
-    add_postprocess_parser(ens)
+    add_postprocess_parser(ens).set_defaults(handler=_postprocess)
+
+
+def _postprocess(args: argparse.Namespace) -> int:
+    """``ens10 postprocess``, with --out checked before the work."""
+    from ens10.inference.cli import run_postprocess
+    from workflows.outputs import check_output_path
+
+    check_output_path(args.out, "--out", suffixes=(".nc",), command="ens10 postprocess")
+    return run_postprocess(args)

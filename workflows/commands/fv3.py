@@ -13,6 +13,34 @@ from workflows.errors import WorkflowError
 log = logging.getLogger(__name__)
 
 
+def _number(text: str, kind: type, test, need: str):
+    """An argparse ``type``: ``text`` as ``kind`` that passes ``test``, else a usage error that
+    says what the option needs (argparse names the option)."""
+    try:
+        value = kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{need}, got {text!r}") from None
+    if not (math.isfinite(value) and test(value)):
+        raise argparse.ArgumentTypeError(f"{need}, got {text!r}")
+    return value
+
+
+def _finite(text: str) -> float:
+    return _number(text, float, lambda v: True, "must be a finite number")
+
+
+def _positive(text: str) -> float:
+    return _number(text, float, lambda v: v > 0, "must be a finite number > 0")
+
+
+def _non_negative(text: str) -> float:
+    return _number(text, float, lambda v: v >= 0, "must be a finite number >= 0")
+
+
+def _positive_int(text: str) -> int:
+    return _number(text, int, lambda v: v > 0, "must be a whole number > 0")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
         "fv3",
@@ -67,26 +95,28 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     run.add_argument("--case", help="williamson1, williamson2, williamson5, williamson6, "
                      "galewsky, baroclinic or baroclinic_steady (default williamson1)")  # fmt: skip
-    run.add_argument("--levels", dest="nz", type=int,
+    run.add_argument("--levels", dest="nz", type=_positive_int,
                      help="3-D cases: FV3's npz, layers of FV3's set_eta levels (e.g. 26, 30, "
                      "47, 63; default 26)")  # fmt: skip
-    run.add_argument("--k-split", dest="k_split", type=int,
+    run.add_argument("--k-split", dest="k_split", type=_positive_int,
                      help="3-D cases: FV3's k_split, vertical remappings per time step (default 2)")
     run.add_argument("--checker-tr", dest="checker_tr", action=argparse.BooleanOptionalAction,
                      help="3-D cases: carry FV3's checkerboard tracer (test_case_nml checker_tr) "
                      "beside sphum")  # fmt: skip
-    run.add_argument("--resolution", type=int, help="cubed sphere C<N> (default 48)")
-    run.add_argument("--days", type=float, help="simulated days (default 12)")
-    run.add_argument("--layout", type=int, help="ranks per tile edge: 6*layout^2 ranks (default 1)")
+    run.add_argument("--resolution", type=_positive_int, help="cubed sphere C<N> (default 48)")
+    run.add_argument("--days", type=_positive, help="simulated days (default 12)")
+    run.add_argument("--layout", type=_positive_int,
+                     help="ranks per tile edge: 6*layout^2 ranks (default 1)")
     run.add_argument("--backend", help="GT4Py backend, e.g. numpy, gt:cpu_ifirst (default numpy)")
-    run.add_argument("--dt", type=float, help="time step in s (default: from --courant)")
+    run.add_argument("--dt", type=_non_negative,
+                     help="time step in s (default, or 0: from --courant)")
     run.add_argument(
-        "--courant", type=float,
+        "--courant", type=_positive,
         help="target Courant number when dt is automatic (shallow water: of the acoustic step, "
         "for |V| + sqrt(g h))",
     )
     run.add_argument(
-        "--n-split", dest="n_split", type=int,
+        "--n-split", dest="n_split", type=_positive_int,
         help="acoustic steps per time step (shallow-water cases, default 1)",
     )
     run.add_argument(
@@ -100,17 +130,17 @@ def register(sub: argparse._SubParsersAction) -> None:
         "reference runs; the default with --namelist), gfdl (FMS's default)",
     )
     run.add_argument(
-        "--dddmp", type=float,
+        "--dddmp", type=_non_negative,
         help="the geometric scheme's del2 divergence damping coefficient, dimensionless "
         "(default 0.02; not FV3's dddmp, see --fv3-dddmp)",
     )
     run.add_argument(
-        "--fv3-dddmp", dest="fv3_dddmp", type=float,
+        "--fv3-dddmp", dest="fv3_dddmp", type=_non_negative,
         help="FV3's dddmp: Smagorinsky coefficient of the del2 divergence damping (dynamics fv3, "
         "default 0)",
     )
     run.add_argument(
-        "--d2-bg", dest="d2_bg", type=float,
+        "--d2-bg", dest="d2_bg", type=_non_negative,
         help="FV3's d2_bg: background del2 divergence damping (dynamics fv3, default 0)",
     )
     run.add_argument(
@@ -119,12 +149,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "with coefficient --vtdm4 (dynamics fv3, default off)",
     )
     run.add_argument(
-        "--vtdm4", type=float,
+        "--vtdm4", type=_non_negative,
         help="FV3's vtdm4: coefficient of the vorticity damping, dimensionless, below d4_bg "
         "(dynamics fv3 with --do-vort-damp, default 0)",
     )
     run.add_argument(
-        "--beta", type=float,
+        "--beta", type=_non_negative,
         help="FV3's beta: off-centring of the D-grid pressure gradient, 0 <= beta < 1 (0 fully "
         "backward, FV3's proper range 0-0.45; dynamics fv3, default 0)",
     )
@@ -134,14 +164,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         "2 = del6, 3 = del8 with dynamics fv3",
     )
     run.add_argument(
-        "--d4-bg", dest="d4_bg", type=float,
+        "--d4-bg", dest="d4_bg", type=_non_negative,
         help="del4 divergence damping coefficient with --nord 1, dimensionless, 0..0.16 "
         "(default 0.12; nu4 = (d4_bg * smallest cell area)^2 / dt)",
     )
     run.add_argument("--hord", type=int, help="PPM scheme (FV3's hord): 5, 6 (unlimited), 8 "
                      "(Lin 2004 monotone) or 10 (Huynh-type constraint)")
     run.add_argument(
-        "--alpha", type=float,
+        "--alpha", type=_finite,
         help="flow angle to the polar axis in radians, TC1 and TC2 (1.5208 = over the corners)",
     )
     run.add_argument(
@@ -153,7 +183,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="builds each stencil that has an applied schedule in this tuning database with it "
         "(`stratoflow tune apply STENCIL --db PATH`); default: no tuned schedules",
     )
-    run.add_argument("--output", help="write the final state to this netCDF file")
+    run.add_argument(
+        "--output", type=Path, metavar="FILE.nc",
+        help="write the final state to this netCDF file (its folder is checked before the run; "
+        "if the write still fails, the result is kept as stratoflow-rescue-<time>-<name> in the "
+        "current folder or $TMPDIR and the error says where)",
+    )
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.set_defaults(handler=_run)
 
@@ -207,9 +242,14 @@ def stencil_factory(backend: str, tuning_db: Path | None):
             "applied in ('stratoflow tune apply STENCIL --db PATH'; default "
             "~/.cache/stratoflow/tuning.sqlite)"
         )
+    from mapping.tuning.errors import TuningError
     from mapping.tuning.factory import TunedStencilFactory
 
-    factory = TunedStencilFactory(backend, db=tuning_db)
+    try:
+        factory = TunedStencilFactory(backend, db=tuning_db)
+    except TuningError as exc:  # tuned schedules are optional: a damaged database never stops a run
+        log.warning("%s; the run builds every stencil with %s, untuned", exc, backend)
+        return None
     if factory.applied:
         log.info("tuned schedules from %s: %s", tuning_db, ", ".join(sorted(factory.applied)))
     else:
@@ -217,27 +257,36 @@ def stencil_factory(backend: str, tuning_db: Path | None):
     return factory
 
 
-def _under_mpi() -> bool:
-    import os
-
-    return any(k in os.environ for k in ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK"))
-
-
 def _run(args: argparse.Namespace) -> int:
+    """``fv3 run`` (under ``mpiexec`` the CLI aborts the whole job on any rank's failure)."""
+    from mapping.cluster.abort import under_mpi
+
+    return _run_case(args, under_mpi())
+
+
+def _run_case(args: argparse.Namespace, mpi: bool) -> int:
+    output = Path(args.output) if args.output else None
+    if output is not None:
+        from workflows.outputs import check_output_path
+
+        check_output_path(output, "--output", suffixes=NETCDF_SUFFIXES, command="fv3 run")
+    config = _config(args)
+    _check_backend(config.backend)
+    factory = stencil_factory(config.backend, args.tuning_db)
+    if output is not None and config.is_3d:
+        _check_days_png(output)
     from fv3core.driver import run, write_netcdf
 
-    config = _config(args)
-    factory = stencil_factory(config.backend, args.tuning_db)
-    if args.output:
-        _check_output(Path(args.output))
     # the 3-D cases keep daily fields for the plot of JW06's days
-    daily = {"history_every_s": 86400.0} if config.is_3d and args.output else {}
-    result = run(config, factory=factory, mpi=_under_mpi(), progress=not args.no_progress,
+    daily = {"history_every_s": 86400.0} if config.is_3d and output else {}
+    result = run(config, factory=factory, mpi=mpi, progress=not args.no_progress,
                  **daily)  # fmt: skip
     if not result.is_root:
         return 0
-    if args.output:
-        path = write_netcdf(result, args.output)
+    if output is not None:
+        from workflows.outputs import write_or_rescue
+
+        path = write_or_rescue(output, lambda p: write_netcdf(result, p), command="fv3 run")
         log.info("wrote %s", path)
         if config.is_3d:
             _plot_days(result, path)
@@ -262,17 +311,34 @@ def _run(args: argparse.Namespace) -> int:
     return 0 if math.isfinite(d["h_max"]) else 1
 
 
-def _check_output(path: Path) -> None:
-    """Refuse an output location that cannot be written before the run starts."""
-    parent = path.parent if str(path.parent) else Path(".")
-    if path.is_dir():
-        raise WorkflowError(f"--output {path} is a directory: give a file name, e.g. {path}/run.nc")
-    if not parent.is_dir():
-        raise WorkflowError(f"--output {path}: the folder {parent} does not exist")
-    import os
+def _check_backend(backend: str) -> None:
+    """Refuse a backend that is unknown or unusable here before anything is built."""
+    from stencils.config import check_backend
+    from stencils.errors import StencilError
 
-    if not os.access(parent, os.W_OK):
-        raise WorkflowError(f"--output {path}: the folder {parent} is not writable")
+    try:
+        check_backend(backend)
+    except StencilError as exc:
+        raise WorkflowError(f"fv3 run: --backend {backend}: {exc}") from None
+
+
+#: the file names `fv3 run --output` writes (xarray's netCDF writer)
+NETCDF_SUFFIXES = (".nc", ".nc4")
+
+
+def _check_days_png(path: Path) -> None:
+    """Refuse a 3-D run whose plot of JW06's days, written beside ``path``, cannot be."""
+    png = _days_png(path)
+    if png.is_dir():
+        raise WorkflowError(
+            f"fv3 run: --output {path}: the plot it writes beside it, {png}, is a directory; "
+            "move it away or give another --output"
+        )
+
+
+def _days_png(path: Path) -> Path:
+    """The PNG of JW06's days written beside the netCDF of a 3-D run."""
+    return path.with_name(f"{path.stem}_ps_vort850.png")
 
 
 def _plot_days(result, path: Path) -> None:
@@ -285,7 +351,7 @@ def _plot_days(result, path: Path) -> None:
     if not days:
         days = [panels[-1][0]]
     regridder = LatLonRegridder.build(result.lon, result.lat)
-    png = path.with_name(f"{path.stem}_ps_vort850.png")
+    png = _days_png(path)
     cfg = result.config
     plot_baroclinic_days(png, panels, days=days, regridder=regridder,
                          title=f"stratoflow fv3core {cfg.case} C{cfg.resolution} L{cfg.nz}")  # fmt: skip
@@ -312,9 +378,84 @@ def _report_3d(config, result) -> int:
     return 0 if math.isfinite(d["ps_max"]) else 1
 
 
+#: the dims of the cubed-sphere fields of `fv3 run --output` that `fv3 plot` draws
+PLOT_DIMS = ("time", "tile", "y", "x")
+
+
 def _plot(args: argparse.Namespace) -> int:
     from fv3core.plot import plot_field
 
-    out = plot_field(args.file, args.var, args.output)
+    path = Path(args.file)
+    out = Path(args.output) if args.output else path.with_name(f"{path.stem}_{args.var}.png")
+    _check_plot_input(path, args.var)
+    _check_plot_output(out, "--output" if args.output else "the default output")
+    try:
+        out = plot_field(path, args.var, out)
+    except OSError as exc:
+        raise WorkflowError(f"fv3 plot: cannot write {out}: {exc.strerror or exc}") from exc
     sys.stdout.write(f"{out}\n")
     return 0
+
+
+def _check_plot_input(path: Path, var: str) -> None:
+    """A WorkflowError naming ``path`` unless it is an fv3core output file holding ``var`` on
+    (time, tile, y, x) with lon/lat on (tile, y, x)."""
+    import xarray as xr
+
+    made_by = "give a netCDF file written by `stratoflow fv3 run --output FILE.nc`"
+    if not path.exists():
+        raise WorkflowError(f"fv3 plot: {path}: no such file; {made_by}")
+    if path.is_dir():
+        raise WorkflowError(f"fv3 plot: {path} is a directory; {made_by}")
+    try:
+        ds = xr.open_dataset(path)
+    except Exception as exc:  # netCDF4/HDF5 and xarray raise many types for foreign files
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        if "did not find a match" in reason:
+            reason = "no netCDF signature"
+        raise WorkflowError(f"fv3 plot: {path} is not a readable netCDF file ({reason}); {made_by}") from exc
+    with ds:
+        drawable = sorted(n for n, v in ds.data_vars.items() if v.dims == PLOT_DIMS)
+        wrong = [f"no {n}" if n not in ds.variables else f"{n} on ({', '.join(ds[n].dims)})"
+                 for n in ("lon", "lat") if n not in ds.variables or ds[n].dims != PLOT_DIMS[1:]]
+        if "time" not in ds.dims or ds.sizes["time"] == 0:
+            wrong.append("no time")
+        if wrong or not drawable:
+            what = ", ".join(wrong) if wrong else "no field on (time, tile, y, x)"
+            raise WorkflowError(
+                f"fv3 plot: {path} is not an fv3core output file: it has {what} (fv3 plot needs "
+                "lon and lat on (tile, y, x) and fields on (time, tile, y, x)); " + made_by
+            )
+        if var not in ds.data_vars:
+            raise WorkflowError(
+                f"fv3 plot: {path} has no variable {var!r}: --var takes one of {', '.join(drawable)}"
+            )
+        if ds[var].dims != PLOT_DIMS:
+            raise WorkflowError(
+                f"fv3 plot: variable {var!r} of {path} has dims ({', '.join(ds[var].dims)}); fv3 "
+                f"plot draws fields on (time, tile, y, x): --var takes one of {', '.join(drawable)}"
+            )
+
+
+def _check_plot_output(out: Path, what: str) -> None:
+    """A WorkflowError naming ``out`` unless a PNG can be written there (the folder is probed
+    with a temporary file, which is removed)."""
+    import os
+    import tempfile
+
+    if out.is_dir():
+        raise WorkflowError(f"fv3 plot: {what} {out} is a directory; give a file name, e.g. {out}/plot.png")
+    if out.suffix.lower() != ".png":
+        raise WorkflowError(f"fv3 plot: {what} {out}: fv3 plot writes PNG; give a name ending in .png")
+    parent = out.parent
+    if not parent.is_dir():
+        raise WorkflowError(f"fv3 plot: {what} {out}: the folder {parent} does not exist")
+    try:
+        fd, name = tempfile.mkstemp(prefix=".stratoflow-write-check.", dir=parent)
+    except OSError as exc:
+        raise WorkflowError(
+            f"fv3 plot: {what} {out}: the folder {parent} is not writable ({exc.strerror or exc}); "
+            "give --output in a writable folder"
+        ) from exc
+    os.close(fd)
+    os.unlink(name)

@@ -4,10 +4,42 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
+import shutil
 import sys
 from pathlib import Path
 
 log = logging.getLogger(__name__)
+
+MAX_DEVICES = 256  # --devices: the placement search grows with devices x stencils^2
+
+
+def _int_option(low: int, high: int | None = None):
+    """An argparse type: an integer in ``low..high``, naming the bound it breaks."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+        if value < low or (high is not None and value > high):
+            bound = f"from {low} to {high}" if high is not None else f">= {low}"
+            raise argparse.ArgumentTypeError(f"must be {bound}, got {value}")
+        return value
+
+    parse.__name__ = "integer"
+    return parse
+
+
+def _positive_float(text: str) -> float:
+    """An argparse type: a positive finite number (no 0, negatives, nan or inf)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive finite number, got {text!r}")
+    return value
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -25,23 +57,27 @@ def register(sub: argparse._SubParsersAction) -> None:
         ),
     )
     p.add_argument("program", metavar="PROGRAM", help="StencilFlow JSON file, synthetic:KIND:N[:SIZE] or library:NAME[:SIZE]")
-    p.add_argument("--devices", type=int, default=1, help="number of devices in the chain (default 1)")
-    p.add_argument("--vector-width", type=int, default=None, help="points per cycle (overrides the program's vectorization)")
+    p.add_argument("--devices", type=_int_option(1, MAX_DEVICES), default=1,
+                   help=f"number of devices in the chain, 1 to {MAX_DEVICES} (default 1)")
+    p.add_argument("--vector-width", type=_int_option(1), default=None,
+                   help="points per cycle, a divisor of the innermost dimension (overrides the program's vectorization)")
     p.add_argument("--simulate", action="store_true", help="run the cycle-exact streaming simulator and compare with NumPy")
-    p.add_argument("--emit-hls", type=Path, default=None, metavar="DIR", help="write the HLS C++ and hls_stream.h into DIR")
+    p.add_argument("--emit-hls", type=Path, default=None, metavar="DIR",
+                   help="write the HLS C++ and hls_stream.h into DIR (created if its parent folder exists)")
     p.add_argument("--csim", action="store_true", help="compile the HLS C++ with g++ and run it (C simulation)")
     p.add_argument("--sdfg", action="store_true", help="build and compile the DaCe SDFG (CPU) and compare with NumPy")
     p.add_argument("--report", type=Path, default=None, metavar="FILE", help="write the JSON report to FILE")
-    p.add_argument("--dot", type=Path, default=None, metavar="FILE", help="write the placed DAG as Graphviz DOT (.dot) or PNG (.png)")
+    p.add_argument("--dot", type=Path, default=None, metavar="FILE",
+                   help="write the placed DAG as Graphviz DOT text (.dot, .gv) or a drawing (.png, .svg, .pdf)")
     p.add_argument("--latencies", type=Path, default=None, metavar="FILE",
                    help="JSON object of operation latencies in cycles for the target, e.g. "
                         '{"add": 4, "mul": 5, "div": 28} (keys: add mul div compare select logical sqrt exp '
                         "log trig pow minmax io)")
-    p.add_argument("--clock-mhz", type=float, default=300.0, help="clock of the performance model (default 300)")
-    p.add_argument("--device-memory", type=int, default=28 * 2**20, help="on-chip bytes per device (default 28 MiB)")
-    p.add_argument("--device-operators", type=int, default=4000, help="operators per device (default 4000)")
-    p.add_argument("--link-gbs", type=float, default=40.0, help="link bandwidth between neighbours, GB/s (default 40)")
-    p.add_argument("--link-latency", type=int, default=200, help="link latency per hop, cycles (default 200)")
+    p.add_argument("--clock-mhz", type=_positive_float, default=300.0, help="clock of the performance model, MHz > 0 (default 300)")
+    p.add_argument("--device-memory", type=_int_option(1), default=28 * 2**20, help="on-chip bytes per device (default 28 MiB)")
+    p.add_argument("--device-operators", type=_int_option(1), default=4000, help="operators per device (default 4000)")
+    p.add_argument("--link-gbs", type=_positive_float, default=40.0, help="link bandwidth between neighbours, GB/s > 0 (default 40)")
+    p.add_argument("--link-latency", type=_int_option(0), default=200, help="link latency per hop, cycles >= 0 (default 200)")
     p.set_defaults(handler=run)
 
 
@@ -50,29 +86,56 @@ def run(args: argparse.Namespace) -> int:
     from mapping.spatial.errors import StencilFlowError
     from mapping.spatial.partition import Device, Network
     from mapping.spatial.pipeline import MapOptions, load_any, map_program
-    from mapping.spatial.report import summary, write_dot, write_json, write_png
+    from mapping.spatial.report import graph_format, summary, write_graph, write_json
+    from workflows.outputs import check_output_path, write_or_rescue
 
-    if args.devices < 1:
-        raise StencilFlowError(f"--devices must be >= 1, got {args.devices}")
+    if args.dot:
+        graph_format(args.dot)
+    for option, path in (("--report", args.report), ("--dot", args.dot)):
+        if path is not None:
+            check_output_path(path, option)
+    if args.emit_hls is not None:
+        _check_hls_folder(args.emit_hls)
+    if args.csim and shutil.which("g++") is None:
+        raise StencilFlowError("--csim needs g++ on PATH; install it (apt-get install g++) or leave out --csim")
     opts = MapOptions(
         devices=args.devices,
         device=Device(args.device_memory, args.device_operators),
         network=Network(args.link_gbs, args.link_latency),
         target=Target(clock_mhz=args.clock_mhz, latencies=_latencies(args.latencies)),
-        vector_width=args.vector_width,
+        vector_width=None,
         simulate=args.simulate,
         emit_hls=args.emit_hls,
         csim=args.csim,
         sdfg=args.sdfg,
     )
-    res = map_program(load_any(args.program), opts)
+    prog = load_any(args.program)
+    if args.vector_width is not None:
+        try:
+            prog = prog.with_vectorization(args.vector_width)
+        except StencilFlowError as exc:
+            raise StencilFlowError(f"--vector-width {args.vector_width}: {exc}") from None
+    try:
+        res = map_program(prog, opts)
+    except OSError as exc:  # writing the HLS or C-simulation files
+        where = f"--emit-hls {args.emit_hls}" if args.emit_hls is not None else "--csim"
+        raise StencilFlowError(f"{where}: cannot write the HLS files ({exc})") from None
     sys.stdout.write(summary(res))
-    if args.report:
-        log.info("wrote %s", write_json(res, args.report))
-    if args.dot:
-        path = write_png(res, args.dot) if args.dot.suffix == ".png" else write_dot(res, args.dot)
-        log.info("wrote %s", path)
+    for option, path, write in (("--report", args.report, write_json), ("--dot", args.dot, write_graph)):
+        if path is not None:
+            log.info("wrote %s", write_or_rescue(path, lambda p, write=write: write(res, p), option, command="map"))
     return 0
+
+
+def _check_hls_folder(path: Path) -> None:
+    """Refuse an ``--emit-hls`` location before any work: an existing file, a missing parent
+    folder, or a folder this process cannot create files in (probed, see check_output_path)."""
+    from mapping.spatial.errors import StencilFlowError
+    from workflows.outputs import check_output_path
+
+    if path.exists() and not path.is_dir():
+        raise StencilFlowError(f"--emit-hls {path}: exists and is not a folder; give a folder for the HLS files")
+    check_output_path(path / "hls_stream.h" if path.is_dir() else path, "--emit-hls")
 
 
 def _latencies(path: Path | None):
@@ -86,7 +149,7 @@ def _latencies(path: Path | None):
         return OperationLatencies()
     try:
         table = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # ValueError: JSONDecodeError, UnicodeDecodeError
         raise StencilFlowError(f"--latencies {path}: cannot read a JSON object ({exc})") from None
     known = {f.name for f in dataclasses.fields(OperationLatencies)}
     if not isinstance(table, dict) or set(table) - known:
@@ -94,6 +157,10 @@ def _latencies(path: Path | None):
             f"--latencies {path}: unknown key(s) {sorted(set(table) - known) if isinstance(table, dict) else table!r}; "
             f"use {sorted(known)}"
         )
-    if not all(isinstance(v, int) and v >= 0 for v in table.values()):
-        raise StencilFlowError(f"--latencies {path}: latencies must be non-negative integers (cycles)")
+    bad = {k: v for k, v in table.items() if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= 10**6}
+    if bad:
+        raise StencilFlowError(
+            f"--latencies {path}: {bad} must be whole numbers of cycles from 0 to 1000000 "
+            f"(e.g. {{\"add\": 4, \"div\": 28}})"
+        )
     return OperationLatencies(**table)

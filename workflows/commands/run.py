@@ -6,7 +6,7 @@ import argparse
 import logging
 
 from workflows.engine import RunOutcome, WorkflowRunner
-from workflows.paths import DEFAULT_SPEC, add_location_arguments, db_path, runs_dir
+from workflows.paths import DEFAULT_SPEC, add_location_arguments, db_path, runs_dir, writable_dir
 from workflows.provenance import ProvenanceDB
 from workflows.report import markdown_table
 from workflows.sites import available_sites, load_site
@@ -24,7 +24,9 @@ def register(sub: argparse._SubParsersAction) -> None:
             "Run the steps of a YAML workflow spec in dependency order through Parsl, with "
             "retries, memoisation (an identical finished step is skipped) and provenance. "
             "Outputs, logs and a Markdown report go to runs/<run-id>/; rerunning a killed or "
-            "failed workflow resumes it. Without SPEC the embedded main job runs: stencil "
+            "failed workflow resumes it. Ctrl-C (or SIGTERM) stops the run: steps not started "
+            "are cancelled, running ones stopped, the run is recorded as interrupted and the "
+            "command exits 130. Without SPEC the embedded main job runs: stencil "
             "demo, Williamson TC2 at C24 on 6 MPI ranks, StencilFlow map+simulate, transfer "
             "tuning, ENS-10 sample data + EMOS/MLP training and evaluation."
         ),
@@ -55,10 +57,12 @@ def print_summary(outcome: RunOutcome) -> None:
 def run_command(args: argparse.Namespace) -> int:
     spec = load_spec(args.spec)
     site = load_site(args.site)
-    runs = runs_dir(args.runs_dir)
+    runs = writable_dir(runs_dir(args.runs_dir))
     with ProvenanceDB(db_path(args.db, runs)) as db:
         runner = WorkflowRunner(spec, site, runs, db, force=args.force, spec_path=str(args.spec),
                                 progress=not args.no_progress)  # fmt: skip
         outcome = runner()
     print_summary(outcome)
+    if outcome.status is RunStatus.INTERRUPTED:
+        return 130  # the shell's code for a run stopped by Ctrl-C
     return 0 if outcome.status is RunStatus.DONE else 1

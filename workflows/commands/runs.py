@@ -1,4 +1,9 @@
-"""``stratoflow runs list|show ID|clean``: the run database."""
+"""``stratoflow runs list|show ID|clean``: the run database.
+
+``runs show`` says for each step whether it ran or was reused, and why (the parts of its step
+key are compared with the earlier result: see :mod:`workflows.kinds.code`), and lists each
+step's code key (stratoflow's source digests, library versions).
+"""
 
 from __future__ import annotations
 
@@ -26,7 +31,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = action.add_parser("list", help="one line per run, newest first")
     add_location_arguments(p)
     p.set_defaults(handler=list_runs)
-    p = action.add_parser("show", help="everything recorded about one run")
+    p = action.add_parser("show", help="everything recorded about one run (why each step "
+                          "ran or was reused, its code key)")
     p.add_argument("run_id", metavar="ID", help="run id (or a unique prefix)")
     add_location_arguments(p)
     p.set_defaults(handler=show_run)
@@ -74,13 +80,18 @@ def show_run(args: argparse.Namespace) -> int:
                 ["ended (UTC)", _when(r["ended"])], ["folder", r["run_dir"]]]  # fmt: skip
         print(markdown_table(["field", "value"], info))
         print("\nsteps:")
+        steps = db.steps(r["run_id"])
         rows = [[s["step_id"], s["kind"], s["status"], s["tries"] or 0,
                  ",".join(map(str, json.loads(s["parsl_task_ids"] or "[]"))) or "-",
                  s["exit_code"] if s["exit_code"] is not None else "-",
-                 (s["step_hash"] or "")[:12], (s["message"] or "")[:80]]
-                for s in db.steps(r["run_id"])]  # fmt: skip
+                 (s["step_hash"] or "")[:12], s["reason"] or "-", (s["message"] or "")[:80]]
+                for s in steps]  # fmt: skip
         print(markdown_table(["step", "kind", "status", "tries", "Parsl tasks", "exit",
-                              "step hash", "note"], rows))  # fmt: skip
+                              "step hash", "ran or reused, and why", "note"], rows))  # fmt: skip
+        keys = [[s["step_id"], *_code_key_cells(s["step_key"])] for s in steps if s["step_key"]]
+        if keys:
+            print("\ncode keys (part of the step hash):")
+            print(markdown_table(["step", "stratoflow", "sources (SHA-256)", "libraries"], keys))
         attempts = db.attempts(r["run_id"])
         if attempts:
             print("\nattempts:")
@@ -98,6 +109,17 @@ def show_run(args: argparse.Namespace) -> int:
                                   for o in outputs]))  # fmt: skip
         print("\npackages: " + ", ".join(f"{k} {v}" for k, v in json.loads(r["packages"]).items()))
     return 0
+
+
+def _code_key_cells(step_key: str) -> list[str]:
+    """The stratoflow/Python versions, source digests and library versions of a step key."""
+    try:
+        code = json.loads(step_key).get("code", {})
+    except (ValueError, AttributeError):
+        return ["?", "?", "?"]
+    sources = ", ".join(f"{p} {d[:12]}" for p, d in code.get("sources", {}).items()) or "-"
+    libraries = ", ".join(f"{n} {v}" for n, v in code.get("libraries", {}).items()) or "-"
+    return [f"{code.get('stratoflow', '?')} (Python {code.get('python', '?')})", sources, libraries]
 
 
 def clean_runs(args: argparse.Namespace) -> int:

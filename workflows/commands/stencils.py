@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from stencils import CPU_BACKENDS, default_backend
+from stencils.config import (
+    CPU_BACKENDS,
+    check_backend,
+    check_compiler_env,
+    default_backend,
+    default_cache_dir,
+    ensure_writable_dir,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -43,10 +50,38 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
+#: the largest demo domain (grid points): 128 MiB per float64 field
+MAX_DEMO_POINTS = 1 << 24
+
+
+def check_shape(shape: tuple[int, int, int]) -> tuple[int, int, int]:
+    """The demo's domain: NX, NY >= 1, NZ >= 3 (the vertical solver's least), bounded size."""
+    from stencils.errors import StencilError
+
+    nx, ny, nz = shape
+    if min(nx, ny) < 1 or nz < 3:
+        raise StencilError(
+            f"--shape {nx} {ny} {nz}: NX and NY must be >= 1 and NZ >= 3 (vadv solves a "
+            "tridiagonal system over at least 3 levels)"
+        )
+    if nx * ny * nz > MAX_DEMO_POINTS:
+        raise StencilError(
+            f"--shape {nx} {ny} {nz}: {nx * ny * nz:,} points; the demo runs at most "
+            f"{MAX_DEMO_POINTS:,} (use 'stratoflow bench stencils' for large domains)"
+        )
+    return shape
+
+
 def _demo(args: argparse.Namespace) -> int:
+    shape = check_shape(tuple(args.shape))
+    backends = args.backend or [default_backend()]
+    check_compiler_env()
+    for backend in backends:
+        check_backend(backend)
+    ensure_writable_dir(default_cache_dir(), "the stencil cache", "STRATOFLOW_CACHE_DIR")
     from stencils.demo import format_table, run_demo
 
-    results = run_demo(args.backend or [default_backend()], tuple(args.shape))
+    results = run_demo(backends, shape)
     print(format_table(results))
     bad = [r for r in results if not r.ok]
     if bad:

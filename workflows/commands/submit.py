@@ -41,16 +41,25 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def submit_command(args: argparse.Namespace) -> int:
+    if args.timeout is not None and not args.timeout > 0:
+        raise SpecError(f"--timeout {args.timeout}: give a positive number of seconds")
     spec = load_spec(args.spec)
     site = load_site(args.site)
     if site.provider != "slurm":
-        raise SpecError(f"--site {args.site}: submit needs a Slurm site profile (provider: slurm)")
+        raise SpecError(
+            f"--site {args.site}: submit needs a Slurm site profile (provider: slurm), "
+            f"not provider {site.provider!r}; use --site slurm or a copy of it"
+        )
     runs = runs_dir(args.runs_dir)
     db = db_path(args.db, runs)
-    script, text = batch.write_job(spec, site, runs, db)
-    if args.dry_run:
-        print(text, end="")
+    job = batch.batch_job(spec, site, runs, db)
+    if args.dry_run:  # writes nothing
+        log.info("dry run, nothing written: the script would be %s, running %s", job.script,
+                 job.spec_copy)  # fmt: skip
+        print(job.text, end="")
         return 0
+    batch.check_slurm_tools()
+    script = batch.write_job(job)
     job_id = batch.submit(script)
     (script.parent / "slurm_job_id").write_text(job_id + "\n")
     print(f"submitted run {spec.run_id} as Slurm job {job_id} ({script})")

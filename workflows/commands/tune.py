@@ -14,10 +14,15 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from pathlib import Path
 
 log = logging.getLogger(__name__)
+
+
+#: the most grid points a tuning domain may have (2 GiB per float64 field)
+MAX_DOMAIN_POINTS = 1 << 28
 
 
 def _domain(text: str) -> tuple[int, int, int]:
@@ -27,7 +32,74 @@ def _domain(text: str) -> tuple[int, int, int]:
         raise argparse.ArgumentTypeError(f"--domain must be nx,ny,nz (e.g. 96,96,48), got {text!r}") from None
     if len(parts) != 3 or min(parts) < 1:
         raise argparse.ArgumentTypeError(f"--domain must be three positive sizes, got {text!r}")
+    if parts[0] * parts[1] * parts[2] > MAX_DOMAIN_POINTS:
+        raise argparse.ArgumentTypeError(
+            f"--domain {text} has {parts[0] * parts[1] * parts[2]:,} points; at most "
+            f"{MAX_DOMAIN_POINTS:,} (2 GiB per field) are measured"
+        )
     return parts  # type: ignore[return-value]
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds (a number), got {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive, finite number of seconds, got {text!r}")
+    return value
+
+
+def _output_file(path: Path, option: str) -> Path:
+    """``path`` if a file can be written there: not a folder, and the nearest existing folder
+    above it (missing ones are created) is writable."""
+    from mapping.tuning.errors import TuningError
+
+    if path.is_dir():
+        raise TuningError(f"{option} {path} is a folder; give a file name")
+    parent = path.resolve().parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise TuningError(f"{option} {path}: {parent} is a file, not a folder")
+    if not os.access(parent, os.W_OK):
+        raise TuningError(f"{option} {path}: folder {parent} is not writable")
+    return path
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Refuse an unwritable --report or --cache-dir before anything is measured."""
+    from mapping.tuning.errors import TuningError
+    from stencils.config import ensure_writable_dir
+    from stencils.errors import StencilError
+
+    if args.report:
+        _output_file(args.report, "--report")
+    if args.cache_dir:
+        try:
+            ensure_writable_dir(args.cache_dir, "--cache-dir", "--cache-dir")
+        except StencilError as exc:
+            raise TuningError(str(exc)) from None
+
+
+def _read_text(path: Path, what: str) -> str:
+    from mapping.tuning.errors import TuningError
+
+    try:
+        return path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise TuningError(f"{what} {path} cannot be read: {reason}") from None
 
 
 def _common(p: argparse.ArgumentParser, measuring: bool = True) -> None:
@@ -38,10 +110,11 @@ def _common(p: argparse.ArgumentParser, measuring: bool = True) -> None:
     if measuring:
         p.add_argument("--cache-dir", type=Path, default=None,
                        help="build cache (default $STRATOFLOW_TUNING_CACHE or ~/.cache/stratoflow/builds)")
-        p.add_argument("--jobs", type=int, default=2, help="parallel compilations (default 2)")
-        p.add_argument("--repeats", type=int, default=7, help="timed runs per schedule; the median counts")
-        p.add_argument("--timeout", type=float, default=120.0, help="seconds per timed schedule")
-        p.add_argument("--build-timeout", type=float, default=3600.0, help="seconds per compilation")
+        p.add_argument("--jobs", type=_positive_int, default=2, help="parallel compilations (default 2)")
+        p.add_argument("--repeats", type=_positive_int, default=7,
+                       help="timed runs per schedule; the median counts")
+        p.add_argument("--timeout", type=_seconds, default=120.0, help="seconds per timed schedule")
+        p.add_argument("--build-timeout", type=_seconds, default=3600.0, help="seconds per compilation")
         p.add_argument("--report", type=Path, default=None, help="write a Markdown report here")
 
 
@@ -71,7 +144,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="schedule space (compact: 61 schedules, full: ~15800, tiny: 3)")
     p.add_argument("--strategy", choices=("exhaustive", "random", "optuna"), default=None,
                    help="exhaustive (default without --budget), random, or optuna (default with --budget)")
-    p.add_argument("--budget", type=int, default=None, help="at most N schedules evaluated")
+    p.add_argument("--budget", type=_positive_int, default=None, help="at most N schedules evaluated")
     p.add_argument("--seed", type=int, default=0, help="seed of random/optuna search")
     _common(p)
     p.set_defaults(handler=cmd_search)
@@ -86,8 +159,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("stencil", metavar="STENCIL|PROGRAM",
                    help="hdiff, module:function[x], biharmonic, smooth_advect, module:attribute")
-    p.add_argument("--k", type=int, default=3, help="neighbours to transfer from (default 3)")
-    p.add_argument("--per-neighbour", type=int, default=1, help="best schedules taken per neighbour (--rule best)")
+    p.add_argument("--k", type=_positive_int, default=3, help="neighbours to transfer from (default 3)")
+    p.add_argument("--per-neighbour", type=_positive_int, default=1,
+                   help="best schedules taken per neighbour (--rule best)")
     p.add_argument("--rule", choices=("best", "consensus"), default="best",
                    help="candidates: each neighbour's best schedules (default), or the k schedules "
                    "fastest over all neighbours together (what the benchmark uses)")
@@ -150,15 +224,17 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
+    _check_outputs(args)
+    from mapping.tuning.db import TuningDB
+
+    db = TuningDB(args.db)  # a damaged database is refused before GT4Py is imported
     from tqdm import tqdm
 
-    from mapping.tuning.db import TuningDB
     from mapping.tuning.report import atomic_write, search_report
     from mapping.tuning.search import Tuner
     from mapping.tuning.space import get_space
 
     strategy = args.strategy or ("optuna" if args.budget else "exhaustive")
-    db = TuningDB(args.db)
     tuner = Tuner(args.stencil, _evaluator(args, args.stencil), db)
     space = tuner.space(get_space(args.space))  # a program's space includes its fusions
     total = min(args.budget or len(space), len(space)) + 1
@@ -187,6 +263,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def cmd_transfer(args: argparse.Namespace) -> int:
+    _check_outputs(args)
     from mapping.tuning.db import TuningDB
     from mapping.tuning.programs import ProgramTarget
     from mapping.tuning.report import atomic_write, evaluations_table
@@ -270,6 +347,7 @@ def cmd_db(args: argparse.Namespace) -> int:
         sys.stdout.write(evaluations_table(list(evs.values()), default_s))
         return 0
     if args.action == "export":
+        _output_file(Path(args.arg), "export file")
         atomic_write(args.arg, json.dumps(db.export(), indent=1) + "\n")
         sys.stdout.write(f"exported {db.path} to {args.arg}\n")
         return 0
@@ -277,9 +355,9 @@ def cmd_db(args: argparse.Namespace) -> int:
     if not path.exists():
         raise TuningError(f"import file {path} does not exist")
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(_read_text(path, "import file"))
     except json.JSONDecodeError as exc:
-        raise TuningError(f"import file {path} is not JSON: {exc}") from exc
+        raise TuningError(f"import file {path} is not JSON: {exc}") from None
     n = db.import_(data)
     sys.stdout.write(f"imported {n} rows from {path} into {db.path}\n")
     return 0
@@ -297,7 +375,8 @@ def cmd_apply(args: argparse.Namespace) -> int:
         sys.stdout.write(f"{args.stencil}: tuned schedule removed\n")
         return 0
     if args.schedule:
-        text = Path(args.schedule[1:]).read_text() if args.schedule.startswith("@") else args.schedule
+        at_file = args.schedule.startswith("@")
+        text = _read_text(Path(args.schedule[1:]), "--schedule file") if at_file else args.schedule
         schedule, speedup = Schedule.from_json(text), None
     else:
         best = db.best(args.stencil, args.domain)

@@ -1,4 +1,8 @@
-"""Generic step kinds: a quoted argument vector, and an mpi4py script on N ranks."""
+"""Generic step kinds: a quoted argument vector, and an mpi4py script on N ranks.
+
+Their code is the user's: their code key holds no stratoflow sources (an ``mpi`` step's script
+is one of its input files; a ``command`` step's program is not known to stratoflow).
+"""
 
 from __future__ import annotations
 
@@ -24,6 +28,7 @@ class CommandKind(Kind):
 class MPIKind(Kind):
     name = "mpi"
     summary = "a Python (mpi4py) script on N ranks with the site's MPI launcher"
+    libraries = ("mpi4py", "mpich")  # the script itself is an input file of the step
 
     def plan(self, step: StepBase, ctx: PlanContext) -> TaskPlan:
         assert isinstance(step, MPIStep)

@@ -1,17 +1,19 @@
 """Step kinds that call stratoflow's capabilities (stencils, FV3, StencilFlow, tuning, ENS-10).
 
 Each adapter calls its capability through its ``stratoflow`` sub-command or its Python entry
-point.
+point, and names the stratoflow packages that command imports and the libraries its results
+depend on (the step's code key, :mod:`workflows.kinds.code`).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 from pathlib import Path
 from typing import Any
 
-from workflows.errors import SpecError, WorkflowError
+from workflows.errors import WorkflowError
 from workflows.kinds.base import CliKind, EntryKind, PlanContext, TaskPlan, cli_argv
 from workflows.spec import (
     ENS10EvaluateStep,
@@ -24,11 +26,15 @@ from workflows.spec import (
     TuneStep,
 )
 
+log = logging.getLogger(__name__)
+
 
 class StencilsDemoKind(CliKind):
     name = "stencils_demo"
     summary = "compile, run and verify the stencil library"
     command = ("stencils", "demo")
+    packages = ("stencils", "workflows")
+    libraries = ("numpy", "gt4py", "dace", "scipy")
 
     def plan(self, step: StepBase, ctx: PlanContext) -> TaskPlan:
         assert isinstance(step, StencilsDemoStep)
@@ -42,6 +48,8 @@ class FV3Kind(CliKind):
     name = "fv3"
     summary = "an FV3 dynamical-core case on 6 x layout^2 MPI ranks"
     command = ("fv3", "run")
+    packages = ("fv3core", "mapping", "stencils", "workflows")
+    libraries = ("numpy", "gt4py", "dace", "scipy", "xarray", "netCDF4", "f90nml", "mpi4py", "mpich")
     WARM_DAYS = 0.01  # the serial cache warm-up: a step or two
 
     def _args(self, step: FV3Step, output: Path | None, days: float | None = None) -> tuple[str, ...]:
@@ -71,7 +79,11 @@ class FV3Kind(CliKind):
         try:
             applied = TuningDB(step.tuning_db).applied()
         except TuningError as exc:
-            raise SpecError(f"step {step.name}: tuning_db {step.tuning_db}: {exc}") from None
+            # the run itself warns and builds untuned stencils (fv3 run --tuning-db), so the
+            # step is identified as untuned
+            log.warning("step %s: tuning_db %s is not usable, the step runs untuned: %s",
+                        step.name, step.tuning_db, exc)  # fmt: skip
+            return {}
         return {"tuned_schedules": {k: s.to_dict() for k, s in sorted(applied.items())}} \
             if applied else {}  # fmt: skip
 
@@ -91,6 +103,8 @@ class MapKind(CliKind):
     name = "map"
     summary = "map a stencil-program DAG with StencilFlow and simulate it"
     command = ("map",)
+    packages = ("mapping", "stencils", "workflows")
+    libraries = ("numpy", "gt4py", "dace", "scipy", "matplotlib")
 
     def _args(self, step: MapStep, out: Path) -> tuple[str, ...]:
         args: tuple[str, ...] = ("map", str(step.program), "--devices", str(step.devices))
@@ -107,6 +121,8 @@ class TuneKind(CliKind):
     name = "tune"
     summary = "search or transfer-tune one stencil's schedule"
     command = ("tune",)
+    packages = ("benchmarks", "fv3core", "mapping", "stencils", "workflows")  # + tunable stencils
+    libraries = ("numpy", "gt4py", "dace", "scipy", "optuna")
     DB = "tuning.sqlite"
 
     def _args(self, step: TuneStep, out: Path) -> tuple[str, ...]:
@@ -134,6 +150,8 @@ class ENS10SampleKind(EntryKind):
     name = "ens10_sample"
     summary = "write the ENS-10 sample data set"
     target = "ens10.sample:make_sample"
+    packages = ("ens10", "workflows")
+    libraries = ("numpy", "scipy", "pandas", "xarray", "netCDF4", "eccodes")
 
     def kwargs(self, step: StepBase, ctx: PlanContext) -> dict[str, Any]:
         assert isinstance(step, ENS10SampleStep)
@@ -150,6 +168,8 @@ class ENS10TrainKind(EntryKind):
     name = "ens10_train"
     summary = "train one ENS-10 baseline (EMOS, MLP, ...)"
     target = "ens10.train:train"
+    packages = ("ens10", "workflows")
+    libraries = ("numpy", "scipy", "pandas", "xarray", "netCDF4", "torch")
 
     def kwargs(self, step: StepBase, ctx: PlanContext) -> dict[str, Any]:
         assert isinstance(step, ENS10TrainStep)
@@ -172,6 +192,8 @@ class ENS10EvaluateKind(EntryKind):
     name = "ens10_evaluate"
     summary = "evaluate trained ENS-10 baselines (CRPS, EECRPS, ...)"
     target = "ens10.evaluate:evaluate"
+    packages = ("ens10", "workflows")
+    libraries = ("numpy", "scipy", "pandas", "xarray", "netCDF4", "torch")
 
     def kwargs(self, step: StepBase, ctx: PlanContext) -> dict[str, Any]:
         assert isinstance(step, ENS10EvaluateStep)

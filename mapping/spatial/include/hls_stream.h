@@ -1,11 +1,17 @@
 // Portable C-simulation stand-in for the Vitis HLS stream header (stratoflow / StencilFlow).
 //
-// hls::stream<T> is a bounded FIFO (depth = the STREAM pragma's depth) with blocking read and
-// write. Every dataflow process runs in its own thread (hls::sim::Dataflow). A global monitor
-// counts live and blocked processes: when every live process is blocked, the program is
-// deadlocked, and the monitor prints the blocked channels and exits with status 3 (never hangs).
-// Under __SYNTHESIS__ this header is not used: the vendor's hls_stream.h is.
+// hls::stream<T> is declared as in Vitis (hls::stream<T> s("name");) and is a bounded FIFO with
+// blocking read and write; the generated kernel sets each depth to its STREAM pragma's depth
+// (set_depth) before the processes start. Every dataflow process runs in its own thread
+// (hls::sim::Dataflow). A global monitor counts live and blocked processes: when every live
+// process is blocked, the program is deadlocked, and the monitor prints the blocked channels and
+// exits with status 3 (never hangs). Synthesis uses the vendor's <hls_stream.h> instead: the
+// generated code includes this file only when __SYNTHESIS__ is not defined.
 #pragma once
+
+#ifdef __SYNTHESIS__
+#error "stratoflow's hls_stream.h is for C simulation only; synthesise against the Vitis HLS include directory"
+#endif
 
 #include <condition_variable>
 #include <cstdio>
@@ -103,6 +109,11 @@ template <class T>
 class stream : public sim::StreamBase {
  public:
   explicit stream(const char* name = "stream", std::size_t depth = 2) : sim::StreamBase(name, depth) {}
+  // The FIFO's capacity in tokens (the STREAM pragma's depth); call before any process runs.
+  void set_depth(std::size_t d) {
+    std::lock_guard<std::mutex> lock(sim::Monitor::get().mutex);
+    depth = d < 1 ? 1 : d;
+  }
   void write(const T& v) {
     sim::Monitor& m = sim::Monitor::get();
     std::unique_lock<std::mutex> lock(m.mutex);

@@ -52,5 +52,5 @@ def test_apply_export_import(tmp_path: Path) -> None:
 def test_corrupt_database_is_a_tuning_error(tmp_path: Path) -> None:
     bad = tmp_path / "bad.sqlite"
     bad.write_text("this is not sqlite" * 100)
-    with pytest.raises(TuningError, match="not usable"):
+    with pytest.raises(TuningError, match="bad.sqlite is damaged"):
         TuningDB(bad)

@@ -101,7 +101,7 @@ def test_discovery_of_an_explicit_list_of_registrations(definitions: str) -> Non
 def test_fv3core_registers_through_its_entry_point() -> None:
     """The installed stratoflow declares fv3core's registration in pyproject.toml; a fresh
     registry loads it from the entry point, with the PPM schemes fv3core supports."""
-    from fv3core.stencils.ppm import SUPPORTED_HORD
+    from fv3core.scheme_limits import SUPPORTED_HORD
     from fv3core.tunable import TUNABLE
 
     names = {ep.name: ep.value for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)}
