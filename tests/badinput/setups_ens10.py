@@ -18,6 +18,7 @@ import torch
 import xarray as xr
 
 from ens10.sample import make_sample
+from tests.badinput.setups_runs import readonly_dir
 from tests.ens10.inference.models import random_checkpoint
 
 GRID = 30.0  # 7 x 12 points: the coarsest grid that keeps every sample feature
@@ -202,24 +203,13 @@ def ens10_netcdf(case_dir: Path) -> None:
     ).to_netcdf(case_dir / "ens10.nc")
 
 
-def _readonly(case_dir: Path) -> None:
-    """``ro``: a folder nobody can create files in (mode 0555; for root, whom modes do not
-    stop, a link to /sys)."""
-    ro = case_dir / "ro"
-    if os.geteuid() == 0:
-        ro.symlink_to("/sys")
-    else:
-        ro.mkdir()
-        ro.chmod(0o555)
-
-
 def data_and_checkpoint_readonly(case_dir: Path) -> None:
     """``data/``, a matching ``ck/emos_t850.pt`` and the unwritable folder ``ro``."""
     data_and_checkpoint(case_dir)
-    _readonly(case_dir)
+    readonly_dir(case_dir)
 
 
 def fv3_output_readonly(case_dir: Path) -> None:
     """``tc.nc`` (fv3 run layout) and the unwritable folder ``ro``."""
     fv3_output(case_dir)
-    _readonly(case_dir)
+    readonly_dir(case_dir)

@@ -187,9 +187,9 @@ def test_fv3_run_number_options_refuse_nan_and_out_of_range(capsys) -> None:
     """``--alpha nan``, ``--days 0``, ``--layout 1.5``: argparse usage errors (exit 2) naming the
     option and what it needs, before anything runs."""
     for option, value, need in [("--alpha", "nan", "must be a finite number"),
-                                ("--days", "0", "must be a finite number > 0"),
+                                ("--days", "0", "must be a positive finite number"),
                                 ("--dt", "-5", "must be a finite number >= 0"),
-                                ("--layout", "1.5", "must be a whole number > 0")]:  # fmt: skip
+                                ("--layout", "1.5", "must be a whole number >= 1")]:  # fmt: skip
         with pytest.raises(SystemExit) as info:
             main(["fv3", "run", option, value])
         assert info.value.code == 2

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import math
 import os
 import pkgutil
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import benchmarks
+from workflows.commands.argtypes import positive_number, whole_number
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -39,25 +38,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         p.set_defaults(handler=_checked(module.run, _output_options(p)))
 
 
-def _positive(convert: Callable[[str], Any]) -> Callable[[str], Any]:
-    """``convert``, refusing zero, negative and non-finite values."""
-
-    def parse(text: str) -> Any:
-        value = convert(text)
-        if not (math.isfinite(value) and value > 0):
-            raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
-        return value
-
-    parse.__name__ = convert.__name__  # argparse names the type in its "invalid ... value" error
-    return parse
-
-
 def _positive_numbers(parser: argparse.ArgumentParser) -> None:
     """Every numeric option without ``choices`` (sizes, counts, repeats, times, tolerances)
     must be positive: argparse refuses 0, negatives, nan and inf before a benchmark starts."""
     for action in parser._actions:
         if action.type in (int, float) and action.choices is None:
-            action.type = _positive(action.type)
+            action.type = whole_number(1) if action.type is int else positive_number
 
 
 #: options that name files a benchmark writes at its end

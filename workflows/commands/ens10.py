@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import logging
-import math
 from collections.abc import Callable
 from pathlib import Path
+
+from workflows.commands.argtypes import positive_number, whole_number
 
 log = logging.getLogger("stratoflow.ens10")
 
@@ -14,34 +15,6 @@ log = logging.getLogger("stratoflow.ens10")
 SEED_MAX = 2**32 - 1
 #: the number of calendar dates a year in ENS-10 (Mondays and Thursdays of 2018)
 CALENDAR_DATES = 105
-
-
-# -- argument types: argparse reports "argument --OPTION: <message>" and exits with status 2 --
-def _whole(low: int, high: int | None = None) -> Callable[[str], int]:
-    """An argparse type: a whole number in low .. high (high None: no upper bound)."""
-    bound = f"from {low} to {high}" if high is not None else f">= {low}"
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"give a whole number {bound}, not {text!r}") from None
-        if value < low or (high is not None and value > high):
-            raise argparse.ArgumentTypeError(f"give a whole number {bound}, not {value}")
-        return value
-
-    return parse
-
-
-def _positive(text: str) -> float:
-    """An argparse type: a finite number > 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"give a positive number, not {text!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"give a positive finite number, not {text!r}")
-    return value
 
 
 def _ens10_checked(check: Callable[[str], object]) -> Callable[[str], object]:
@@ -210,10 +183,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="grid spacing in degrees dividing 180 and 360, >= 0.5 (default 5.0; ENS-10: 0.5)")
     p.add_argument("--years", type=_ens10_checked(_years), default=(1998, 2017),
                    help="initialisation years FIRST-LAST (default 1998-2017)")
-    p.add_argument("--dates", type=_whole(1, CALENDAR_DATES), default=20,
+    p.add_argument("--dates", type=whole_number(1, CALENDAR_DATES), default=20,
                    help="calendar dates per year, of the 105 Mondays/Thursdays, 1-105 (default 20)")
-    p.add_argument("--seed", type=_whole(0, SEED_MAX), default=2022, help="generator seed (>= 0)")
-    p.add_argument("--grib-dates", type=_whole(0, CALENDAR_DATES), default=2,
+    p.add_argument("--seed", type=whole_number(0, SEED_MAX), default=2022, help="generator seed (>= 0)")
+    p.add_argument("--grib-dates", type=whole_number(0, CALENDAR_DATES), default=2,
                    help="how many of the dates also get raw GRIB files (0 = all; default 2: cfgrib indexes ~2 ms/message)")
     p.add_argument("--grib-years", type=_ens10_checked(_years), default=None,
                    help="years FIRST-LAST written as GRIB, within --years (default: all)")
@@ -247,12 +220,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--target", required=True, choices=tuple(schema.TARGETS))
     p.add_argument("--data", required=True, type=Path, help="directory of the preprocessed layout")
     p.add_argument("--out", type=Path, default=None, help="checkpoint directory (default DATA/checkpoints)")
-    p.add_argument("--epochs", type=_whole(1), default=30, help="training epochs (>= 1, default 30)")
-    p.add_argument("--seed", type=_whole(0, SEED_MAX), default=0, help="seed (>= 0, default 0)")
-    p.add_argument("--lr", type=_positive, default=None, help="learning rate > 0 (default per model)")
-    p.add_argument("--batch-size", type=_whole(1), default=None,
+    p.add_argument("--epochs", type=whole_number(1), default=30, help="training epochs (>= 1, default 30)")
+    p.add_argument("--seed", type=whole_number(0, SEED_MAX), default=0, help="seed (>= 0, default 0)")
+    p.add_argument("--lr", type=positive_number, default=None, help="learning rate > 0 (default per model)")
+    p.add_argument("--batch-size", type=whole_number(1), default=None,
                    help="initialisations per step (>= 1, default 8)")
-    p.add_argument("--patience", type=_whole(1), default=None,
+    p.add_argument("--patience", type=whole_number(1), default=None,
                    help="early-stopping patience in epochs (>= 1, default 5)")
     p.add_argument("--no-resume", action="store_true", help="start afresh even if a .last.pt exists")
     p.set_defaults(handler=_train)

@@ -8,37 +8,10 @@ import math
 import sys
 from pathlib import Path
 
+from workflows.commands.argtypes import finite_number, positive_number, whole_number
 from workflows.errors import WorkflowError
 
 log = logging.getLogger(__name__)
-
-
-def _number(text: str, kind: type, test, need: str):
-    """An argparse ``type``: ``text`` as ``kind`` that passes ``test``, else a usage error that
-    says what the option needs (argparse names the option)."""
-    try:
-        value = kind(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{need}, got {text!r}") from None
-    if not (math.isfinite(value) and test(value)):
-        raise argparse.ArgumentTypeError(f"{need}, got {text!r}")
-    return value
-
-
-def _finite(text: str) -> float:
-    return _number(text, float, lambda v: True, "must be a finite number")
-
-
-def _positive(text: str) -> float:
-    return _number(text, float, lambda v: v > 0, "must be a finite number > 0")
-
-
-def _non_negative(text: str) -> float:
-    return _number(text, float, lambda v: v >= 0, "must be a finite number >= 0")
-
-
-def _positive_int(text: str) -> int:
-    return _number(text, int, lambda v: v > 0, "must be a whole number > 0")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -95,28 +68,28 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     run.add_argument("--case", help="williamson1, williamson2, williamson5, williamson6, "
                      "galewsky, baroclinic or baroclinic_steady (default williamson1)")  # fmt: skip
-    run.add_argument("--levels", dest="nz", type=_positive_int,
+    run.add_argument("--levels", dest="nz", type=whole_number(1),
                      help="3-D cases: FV3's npz, layers of FV3's set_eta levels (e.g. 26, 30, "
                      "47, 63; default 26)")  # fmt: skip
-    run.add_argument("--k-split", dest="k_split", type=_positive_int,
+    run.add_argument("--k-split", dest="k_split", type=whole_number(1),
                      help="3-D cases: FV3's k_split, vertical remappings per time step (default 2)")
     run.add_argument("--checker-tr", dest="checker_tr", action=argparse.BooleanOptionalAction,
                      help="3-D cases: carry FV3's checkerboard tracer (test_case_nml checker_tr) "
                      "beside sphum")  # fmt: skip
-    run.add_argument("--resolution", type=_positive_int, help="cubed sphere C<N> (default 48)")
-    run.add_argument("--days", type=_positive, help="simulated days (default 12)")
-    run.add_argument("--layout", type=_positive_int,
+    run.add_argument("--resolution", type=whole_number(1), help="cubed sphere C<N> (default 48)")
+    run.add_argument("--days", type=positive_number, help="simulated days (default 12)")
+    run.add_argument("--layout", type=whole_number(1),
                      help="ranks per tile edge: 6*layout^2 ranks (default 1)")
     run.add_argument("--backend", help="GT4Py backend, e.g. numpy, gt:cpu_ifirst (default numpy)")
-    run.add_argument("--dt", type=_non_negative,
+    run.add_argument("--dt", type=finite_number(0),
                      help="time step in s (default, or 0: from --courant)")
     run.add_argument(
-        "--courant", type=_positive,
+        "--courant", type=positive_number,
         help="target Courant number when dt is automatic (shallow water: of the acoustic step, "
         "for |V| + sqrt(g h))",
     )
     run.add_argument(
-        "--n-split", dest="n_split", type=_positive_int,
+        "--n-split", dest="n_split", type=whole_number(1),
         help="acoustic steps per time step (shallow-water cases, default 1)",
     )
     run.add_argument(
@@ -130,17 +103,17 @@ def register(sub: argparse._SubParsersAction) -> None:
         "reference runs; the default with --namelist), gfdl (FMS's default)",
     )
     run.add_argument(
-        "--dddmp", type=_non_negative,
+        "--dddmp", type=finite_number(0),
         help="the geometric scheme's del2 divergence damping coefficient, dimensionless "
         "(default 0.02; not FV3's dddmp, see --fv3-dddmp)",
     )
     run.add_argument(
-        "--fv3-dddmp", dest="fv3_dddmp", type=_non_negative,
+        "--fv3-dddmp", dest="fv3_dddmp", type=finite_number(0),
         help="FV3's dddmp: Smagorinsky coefficient of the del2 divergence damping (dynamics fv3, "
         "default 0)",
     )
     run.add_argument(
-        "--d2-bg", dest="d2_bg", type=_non_negative,
+        "--d2-bg", dest="d2_bg", type=finite_number(0),
         help="FV3's d2_bg: background del2 divergence damping (dynamics fv3, default 0)",
     )
     run.add_argument(
@@ -149,12 +122,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "with coefficient --vtdm4 (dynamics fv3, default off)",
     )
     run.add_argument(
-        "--vtdm4", type=_non_negative,
+        "--vtdm4", type=finite_number(0),
         help="FV3's vtdm4: coefficient of the vorticity damping, dimensionless, below d4_bg "
         "(dynamics fv3 with --do-vort-damp, default 0)",
     )
     run.add_argument(
-        "--beta", type=_non_negative,
+        "--beta", type=finite_number(0),
         help="FV3's beta: off-centring of the D-grid pressure gradient, 0 <= beta < 1 (0 fully "
         "backward, FV3's proper range 0-0.45; dynamics fv3, default 0)",
     )
@@ -164,14 +137,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         "2 = del6, 3 = del8 with dynamics fv3",
     )
     run.add_argument(
-        "--d4-bg", dest="d4_bg", type=_non_negative,
+        "--d4-bg", dest="d4_bg", type=finite_number(0),
         help="del4 divergence damping coefficient with --nord 1, dimensionless, 0..0.16 "
         "(default 0.12; nu4 = (d4_bg * smallest cell area)^2 / dt)",
     )
     run.add_argument("--hord", type=int, help="PPM scheme (FV3's hord): 5, 6 (unlimited), 8 "
                      "(Lin 2004 monotone) or 10 (Huynh-type constraint)")
     run.add_argument(
-        "--alpha", type=_finite,
+        "--alpha", type=finite_number(),
         help="flow angle to the polar axis in radians, TC1 and TC2 (1.5208 = over the corners)",
     )
     run.add_argument(
@@ -388,7 +361,9 @@ def _plot(args: argparse.Namespace) -> int:
     path = Path(args.file)
     out = Path(args.output) if args.output else path.with_name(f"{path.stem}_{args.var}.png")
     _check_plot_input(path, args.var)
-    _check_plot_output(out, "--output" if args.output else "the default output")
+    from workflows.outputs import check_output_path
+
+    check_output_path(out, "--output" if args.output else "the default output", suffixes=(".png",), command="fv3 plot")
     try:
         out = plot_field(path, args.var, out)
     except OSError as exc:
@@ -435,27 +410,3 @@ def _check_plot_input(path: Path, var: str) -> None:
                 f"fv3 plot: variable {var!r} of {path} has dims ({', '.join(ds[var].dims)}); fv3 "
                 f"plot draws fields on (time, tile, y, x): --var takes one of {', '.join(drawable)}"
             )
-
-
-def _check_plot_output(out: Path, what: str) -> None:
-    """A WorkflowError naming ``out`` unless a PNG can be written there (the folder is probed
-    with a temporary file, which is removed)."""
-    import os
-    import tempfile
-
-    if out.is_dir():
-        raise WorkflowError(f"fv3 plot: {what} {out} is a directory; give a file name, e.g. {out}/plot.png")
-    if out.suffix.lower() != ".png":
-        raise WorkflowError(f"fv3 plot: {what} {out}: fv3 plot writes PNG; give a name ending in .png")
-    parent = out.parent
-    if not parent.is_dir():
-        raise WorkflowError(f"fv3 plot: {what} {out}: the folder {parent} does not exist")
-    try:
-        fd, name = tempfile.mkstemp(prefix=".stratoflow-write-check.", dir=parent)
-    except OSError as exc:
-        raise WorkflowError(
-            f"fv3 plot: {what} {out}: the folder {parent} is not writable ({exc.strerror or exc}); "
-            "give --output in a writable folder"
-        ) from exc
-    os.close(fd)
-    os.unlink(name)

@@ -4,42 +4,15 @@ from __future__ import annotations
 
 import argparse
 import logging
-import math
 import shutil
 import sys
 from pathlib import Path
 
+from workflows.commands.argtypes import positive_number, whole_number
+
 log = logging.getLogger(__name__)
 
 MAX_DEVICES = 256  # --devices: the placement search grows with devices x stencils^2
-
-
-def _int_option(low: int, high: int | None = None):
-    """An argparse type: an integer in ``low..high``, naming the bound it breaks."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
-        if value < low or (high is not None and value > high):
-            bound = f"from {low} to {high}" if high is not None else f">= {low}"
-            raise argparse.ArgumentTypeError(f"must be {bound}, got {value}")
-        return value
-
-    parse.__name__ = "integer"
-    return parse
-
-
-def _positive_float(text: str) -> float:
-    """An argparse type: a positive finite number (no 0, negatives, nan or inf)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive finite number, got {text!r}")
-    return value
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -57,9 +30,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         ),
     )
     p.add_argument("program", metavar="PROGRAM", help="StencilFlow JSON file, synthetic:KIND:N[:SIZE] or library:NAME[:SIZE]")
-    p.add_argument("--devices", type=_int_option(1, MAX_DEVICES), default=1,
+    p.add_argument("--devices", type=whole_number(1, MAX_DEVICES), default=1,
                    help=f"number of devices in the chain, 1 to {MAX_DEVICES} (default 1)")
-    p.add_argument("--vector-width", type=_int_option(1), default=None,
+    p.add_argument("--vector-width", type=whole_number(1), default=None,
                    help="points per cycle, a divisor of the innermost dimension (overrides the program's vectorization)")
     p.add_argument("--simulate", action="store_true", help="run the cycle-exact streaming simulator and compare with NumPy")
     p.add_argument("--emit-hls", type=Path, default=None, metavar="DIR",
@@ -73,11 +46,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="JSON object of operation latencies in cycles for the target, e.g. "
                         '{"add": 4, "mul": 5, "div": 28} (keys: add mul div compare select logical sqrt exp '
                         "log trig pow minmax io)")
-    p.add_argument("--clock-mhz", type=_positive_float, default=300.0, help="clock of the performance model, MHz > 0 (default 300)")
-    p.add_argument("--device-memory", type=_int_option(1), default=28 * 2**20, help="on-chip bytes per device (default 28 MiB)")
-    p.add_argument("--device-operators", type=_int_option(1), default=4000, help="operators per device (default 4000)")
-    p.add_argument("--link-gbs", type=_positive_float, default=40.0, help="link bandwidth between neighbours, GB/s > 0 (default 40)")
-    p.add_argument("--link-latency", type=_int_option(0), default=200, help="link latency per hop, cycles >= 0 (default 200)")
+    p.add_argument("--clock-mhz", type=positive_number, default=300.0, help="clock of the performance model, MHz > 0 (default 300)")
+    p.add_argument("--device-memory", type=whole_number(1), default=28 * 2**20, help="on-chip bytes per device (default 28 MiB)")
+    p.add_argument("--device-operators", type=whole_number(1), default=4000, help="operators per device (default 4000)")
+    p.add_argument("--link-gbs", type=positive_number, default=40.0, help="link bandwidth between neighbours, GB/s > 0 (default 40)")
+    p.add_argument("--link-latency", type=whole_number(0), default=200, help="link latency per hop, cycles >= 0 (default 200)")
     p.set_defaults(handler=run)
 
 

@@ -18,6 +18,8 @@ import os
 import sys
 from pathlib import Path
 
+from workflows.commands.argtypes import positive_number, whole_number
+
 log = logging.getLogger(__name__)
 
 
@@ -38,26 +40,6 @@ def _domain(text: str) -> tuple[int, int, int]:
             f"{MAX_DOMAIN_POINTS:,} (2 GiB per field) are measured"
         )
     return parts  # type: ignore[return-value]
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected seconds (a number), got {text!r}") from None
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a positive, finite number of seconds, got {text!r}")
-    return value
 
 
 def _output_file(path: Path, option: str) -> Path:
@@ -110,11 +92,11 @@ def _common(p: argparse.ArgumentParser, measuring: bool = True) -> None:
     if measuring:
         p.add_argument("--cache-dir", type=Path, default=None,
                        help="build cache (default $STRATOFLOW_TUNING_CACHE or ~/.cache/stratoflow/builds)")
-        p.add_argument("--jobs", type=_positive_int, default=2, help="parallel compilations (default 2)")
-        p.add_argument("--repeats", type=_positive_int, default=7,
+        p.add_argument("--jobs", type=whole_number(1), default=2, help="parallel compilations (default 2)")
+        p.add_argument("--repeats", type=whole_number(1), default=7,
                        help="timed runs per schedule; the median counts")
-        p.add_argument("--timeout", type=_seconds, default=120.0, help="seconds per timed schedule")
-        p.add_argument("--build-timeout", type=_seconds, default=3600.0, help="seconds per compilation")
+        p.add_argument("--timeout", type=positive_number, default=120.0, help="seconds per timed schedule")
+        p.add_argument("--build-timeout", type=positive_number, default=3600.0, help="seconds per compilation")
         p.add_argument("--report", type=Path, default=None, help="write a Markdown report here")
 
 
@@ -144,7 +126,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="schedule space (compact: 61 schedules, full: ~15800, tiny: 3)")
     p.add_argument("--strategy", choices=("exhaustive", "random", "optuna"), default=None,
                    help="exhaustive (default without --budget), random, or optuna (default with --budget)")
-    p.add_argument("--budget", type=_positive_int, default=None, help="at most N schedules evaluated")
+    p.add_argument("--budget", type=whole_number(1), default=None, help="at most N schedules evaluated")
     p.add_argument("--seed", type=int, default=0, help="seed of random/optuna search")
     _common(p)
     p.set_defaults(handler=cmd_search)
@@ -159,8 +141,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("stencil", metavar="STENCIL|PROGRAM",
                    help="hdiff, module:function[x], biharmonic, smooth_advect, module:attribute")
-    p.add_argument("--k", type=_positive_int, default=3, help="neighbours to transfer from (default 3)")
-    p.add_argument("--per-neighbour", type=_positive_int, default=1,
+    p.add_argument("--k", type=whole_number(1), default=3, help="neighbours to transfer from (default 3)")
+    p.add_argument("--per-neighbour", type=whole_number(1), default=1,
                    help="best schedules taken per neighbour (--rule best)")
     p.add_argument("--rule", choices=("best", "consensus"), default="best",
                    help="candidates: each neighbour's best schedules (default), or the k schedules "
