@@ -39,6 +39,7 @@ from tests.fv3core.fv3_stencil_reference import (
     shared_factory,
     tc2_cgrid_state,
 )
+from tests.numpy_simd import numpy_has_avx512f
 
 DT = 600.0
 
@@ -152,14 +153,19 @@ def test_geopotential_on_several_layers() -> None:
 
 def test_numpy_exp_log_differ_from_the_c_library() -> None:
     """NumPy's exp(log(delp)) (numpy backend, transliteration) against the C library's (the C++
-    backends, gfortran) on the C24 tile-1 delp: equal within 1 ulp, not everywhere bitwise."""
+    backends, gfortran) on the C24 tile-1 delp: equal within 1 ulp; with AVX512F NumPy runs its
+    own kernels, which differ from the C library's at some points, without it NumPy calls the C
+    library, bitwise equal everywhere."""
     _, state = _case(rank_specs(24, 1)[0])
     x = state["delp"].ravel()
     ours = np.exp(1.0 * np.log(x))
     libm = np.array([math.exp(1.0 * math.log(v)) for v in x])
     ulps = np.abs(ours - libm) / np.spacing(np.abs(libm))
     assert ulps.max() <= 1.0
-    assert 0.0 < np.mean(ours != libm) < 0.5
+    if numpy_has_avx512f():
+        assert 0.0 < np.mean(ours != libm) < 0.5
+    else:
+        assert np.array_equal(ours, libm)
 
 
 @pytest.mark.slow
