@@ -24,6 +24,7 @@ import signal
 import socket
 import sys
 import threading
+import time
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -36,6 +37,10 @@ log = logging.getLogger(__name__)
 LAUNCHER_VARIABLES = ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK")
 #: the signals that abort the job, with the exit code each gives (128 + signal number)
 ABORT_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+#: seconds between writing the abort message and ``MPI_Abort``: the launcher forwards a rank's
+#: stderr through a pipe and stops reading it when it kills the job, so a message written just
+#: before the abort can be lost without this pause
+FORWARD_GRACE_S = 1.0
 
 _lock = threading.Lock()
 _installed = False
@@ -72,6 +77,7 @@ def abort_job(code: int, reason: str, exc_info: BaseException | None = None) -> 
         for handler in logging.getLogger().handlers:
             handler.flush()
         sys.stderr.flush()
+        time.sleep(FORWARD_GRACE_S)
     finally:
         abort_world(code)
     os._exit(code)  # not reached: MPI_Abort ends the process
