@@ -4,6 +4,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
+# parallel test processes (pytest-xdist; whole files per process, so a file's fixtures run once);
+# 0 runs the suite in one process
+PYTEST_WORKERS ?= 2
 
 .PHONY: run test venv lint docs clean
 
@@ -21,7 +24,7 @@ run: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/stratoflow run
 
 test: $(STAMP) lint
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest $(PYTEST_ARGS)
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 # ruff, and the layering contracts of pyproject.toml [tool.importlinter]
 lint: $(STAMP)

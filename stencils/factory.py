@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from stencils.build_lock import build_lock
 from stencils.config import StencilConfig
 from stencils.dims import GridIndexing
 from stencils.errors import StencilError
@@ -152,17 +153,19 @@ class StencilFactory:
 
         self.config.apply()
         options = {"oir_pipeline": oir_pipeline_without(oir_skip)} if oir_skip else {}
+        # cache entries named after the definition, not after this module
+        qualified = f"{definition.__module__}.{definition.__name__}"
         t0 = time.perf_counter()
         try:
-            obj = gtscript.stencil(
-                backend=self.config.backend,
-                definition=definition,
-                externals=dict(externals or {}),
-                rebuild=self.config.rebuild,
-                # cache entries named after the definition, not after this module
-                name=f"{definition.__module__}.{definition.__name__}",
-                **options,
-            )
+            with build_lock(self.config.cache_dir, qualified):
+                obj = gtscript.stencil(
+                    backend=self.config.backend,
+                    definition=definition,
+                    externals=dict(externals or {}),
+                    rebuild=self.config.rebuild,
+                    name=qualified,
+                    **options,
+                )
         except Exception as exc:
             raise StencilError(
                 f"building stencil {name!r} for backend {self.config.backend!r} failed: "

@@ -79,8 +79,10 @@ def compile_definition(
     rather than loaded from the cache in ``cache_dir``)."""
     from gt4py.cartesian import gtscript
 
+    from stencils.build_lock import build_lock
+
     kwargs = _gt4py_kwargs(definition, externals, schedule, cache_dir)
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), build_lock(Path(cache_dir), build_name(definition)):
         warnings.simplefilter("ignore")
         if not rebuild:
             obj = _load_cached(kwargs)

@@ -72,9 +72,10 @@ KEYS = {
     "exit_code", "allow_signal", "forbid", "timeout",
 }  # fmt: skip
 DEFAULT_TIMEOUT_S = 60.0
-# /tmp entries other processes create while a case runs: pytest's folders, Python's tempfile
-# names, the compiler's temporaries (a case's own command has TMPDIR inside the case folder).
-_FOREIGN_TMP = re.compile(r"^(pytest-of-.*|tmp[a-z0-9_]{8}|cc[A-Za-z0-9]{6}\..+)$")
+# /tmp entries other processes create while a case runs (the other test workers' too): pytest's
+# folders, Python's tempfile names, multiprocessing's folders, the compiler's temporaries (a
+# case's own command has TMPDIR inside the case folder).
+_FOREIGN_TMP = re.compile(r"^(pytest-of-.*|tmp[a-z0-9_]{8}|pymp-[a-z0-9_]{8}|cc[A-Za-z0-9]{6}\..+)$")
 
 
 class CaseFileError(ValueError):
