@@ -41,6 +41,7 @@ from workflows.outputs import (
 from workflows.provenance import ProvenanceDB
 from workflows.report import write_report
 from workflows.sites import SiteProfile
+from workflows.slurm_jobs import JOBS_FILE, cancel_jobs
 from workflows.spec import StepInstance, WorkflowSpec, expand
 from workflows.status import FINISHED, RunStatus, StepStatus
 from workflows.task_main import GRACE_S
@@ -214,7 +215,18 @@ class WorkflowRunner:
 
     def _stop_leftovers(self) -> None:
         """Kill what tasks of an earlier, killed run of this run id left running on this
-        host (the process groups their ``.taskinfo`` files name)."""
+        host (the process groups their ``.taskinfo`` files name), and cancel the Slurm pilot
+        jobs it still lists."""
+        try:
+            row = self.db.get_run(self.run_id)
+        except WorkflowError:
+            row = None
+        elsewhere = row is not None and row["status"] == RunStatus.RUNNING and (
+            row["host"] != socket.gethostname())  # fmt: skip
+        jobs = [] if elsewhere else cancel_jobs(self.run_dir / "parsl" / JOBS_FILE)
+        if jobs:
+            log.warning("cancelled Slurm jobs %s, left by an earlier run that was killed",
+                        " ".join(jobs))  # fmt: skip
         for path in sorted(self.run_dir.glob("steps/*/.try-*/.taskinfo")):
             info = read_taskinfo(path.parent)
             if signal_task_group(info, signal.SIGKILL, require_leader=True):

@@ -11,8 +11,9 @@ Parsl writes its run folder's path unquoted into shell command lines (the LocalP
 launch line, the worker pool's ``--logdir``, the Slurm submit line), so it gets a folder whose
 path is shell-safe: ``<run>/parsl`` when that path is, else a fresh folder of safe name that
 links to ``<run>/parsl`` (removed again when the run ends). Parsl's interchange dies with the
-``stratoflow`` process (parent-death signal), and a local worker pool kills itself as soon as
-that process is gone (a watchdog, :mod:`workflows.task_main` ``guard``).
+``stratoflow`` process (parent-death signal), a local worker pool kills itself as soon as
+that process is gone (a watchdog, :mod:`workflows.task_main` ``guard``), and a Slurm site's
+pilot jobs are cancelled by a reaper process when it is gone (:mod:`workflows.slurm_jobs`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import shlex
 import shutil
 import signal
 import socket
+import subprocess
 import sys
 import tempfile
 import threading
@@ -37,6 +39,7 @@ from typing import Any
 from workflows.errors import WorkflowError
 from workflows.kinds.base import TaskPlan
 from workflows.sites import SiteProfile
+from workflows.slurm_jobs import JOBS_FILE, recording_slurm_provider
 from workflows.task_main import is_same_process, launch, process_start_time
 
 log = logging.getLogger(__name__)
@@ -303,10 +306,22 @@ class ParslExecutor(_TaskExecutor):
         self._app = python_app(launch, executors="all")
         # Parsl logs (DEBUG) go to its own parsl.log under the run folder, not the console
         logging.getLogger("parsl").propagate = False
+        self._reaper: subprocess.Popen | None = None
+        if site.provider == "slurm":
+            # cancels the pilot jobs if this process dies without Parsl's clean-up
+            me = f"{os.getpid()}:{process_start_time(os.getpid()) or ''}"
+            with open(self.parsl_dir / "reaper.log", "ab") as reaper_log:
+                self._reaper = subprocess.Popen(
+                    [PYTHON, "-m", "workflows.task_main", "reap", me,
+                     str(self.parsl_dir / JOBS_FILE)],
+                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=reaper_log,
+                    start_new_session=True,
+                )  # fmt: skip
         try:
             self.config = self._config(parsl_path)
             self.dfk = parsl.load(self.config)
         except Exception as exc:
+            self._stop_reaper()
             self._remove_link()
             raise WorkflowError(
                 f"Parsl could not start site {site.name!r} ({type(exc).__name__}: {exc}); "
@@ -318,7 +333,7 @@ class ParslExecutor(_TaskExecutor):
         from parsl.executors import MPIExecutor, ThreadPoolExecutor
         from parsl.executors.high_throughput.executor import DEFAULT_LAUNCH_CMD
         from parsl.launchers import SimpleLauncher
-        from parsl.providers import LocalProvider, SlurmProvider
+        from parsl.providers import LocalProvider
 
         site = self.site
         worker_init = f"export PATH={shlex.quote(VENV_BIN)}:$PATH"
@@ -345,8 +360,8 @@ class ParslExecutor(_TaskExecutor):
                 options = [f"#SBATCH --ntasks-per-node={site.ntasks_per_node}"]
                 if site.overcommit:
                     options.append("#SBATCH --overcommit")
-                provider = SlurmProvider(
-                    partition=site.partition, account=site.account, walltime=site.walltime,
+                provider = recording_slurm_provider(
+                    self.parsl_dir / JOBS_FILE, partition=site.partition, account=site.account, walltime=site.walltime,
                     nodes_per_block=site.nodes_per_block, init_blocks=0, min_blocks=0,
                     max_blocks=site.max_blocks, exclusive=site.exclusive,
                     launcher=SimpleLauncher(), scheduler_options="\n".join(options),
@@ -388,14 +403,21 @@ class ParslExecutor(_TaskExecutor):
             (self.parsl_dir / "LINK").unlink(missing_ok=True)
             self._link_holder = None
 
+    def _stop_reaper(self) -> None:
+        if self._reaper is not None:
+            self._reaper.terminate()
+            self._reaper.wait()
+            self._reaper = None
+
     def close(self) -> None:
         import parsl
 
         super().close()
         try:
-            self.dfk.cleanup()
+            self.dfk.cleanup()  # cancels the pilot jobs
         finally:
             parsl.clear()
+            self._stop_reaper()
             self._remove_link()
 
 

@@ -19,6 +19,9 @@ SIGTERM, then SIGKILL to what is left once its child has exited or after :data:`
 that is killed when process PID (its parent) dies; ``guard --watch PID:START -- CMD...`` runs
 ``CMD`` and kills its own process group (``CMD`` and all it started) as soon as process PID
 with start time START is gone. Parsl's interchange and local worker pool run under these.
+``python -m workflows.task_main reap PID:START JOBS_FILE`` waits until process PID is gone,
+then cancels the Slurm jobs listed in JOBS_FILE (:mod:`workflows.slurm_jobs`); SIGTERM ends it
+without cancelling anything.
 """
 
 from __future__ import annotations
@@ -241,13 +244,28 @@ def _guard(args: list[str]) -> int:
     return child.returncode if child.returncode >= 0 else 128 - child.returncode
 
 
+def _reap(target: str, jobs_file: Path) -> int:
+    from workflows.slurm_jobs import cancel_jobs
+
+    pid_text, _, start = target.partition(":")
+    while is_same_process(int(pid_text), start or None):
+        time.sleep(0.25)
+    jobs = cancel_jobs(jobs_file)
+    if jobs:
+        print(f"process {pid_text} is gone: cancelled Slurm jobs {' '.join(jobs)}", file=sys.stderr)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) == 2 and args[0] == "run":
         return run_task(Path(args[1]))
     if args and args[0] == "guard":
         return _guard(args[1:])
-    print("usage: python -m workflows.task_main run TASK.json | guard ...", file=sys.stderr)
+    if len(args) == 3 and args[0] == "reap":
+        return _reap(args[1], Path(args[2]))
+    print("usage: python -m workflows.task_main run TASK.json | guard ... | reap PID:START FILE",
+          file=sys.stderr)  # fmt: skip
     return 2
 
 

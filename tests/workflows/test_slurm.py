@@ -8,14 +8,25 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
+from tests.workflows.fault_runs import (
+    assert_nothing_left,
+    rerun_resumes,
+    start_fault_run,
+    wait_for_slow_step,
+)
+from tests.workflows.nasty_paths import run_everywhere_nasty
 from workflows.cli import main
 from workflows.engine import WorkflowRunner
+from workflows.outputs import sha256_file
 from workflows.sites import load_site
+from workflows.slurm_jobs import JOBS_FILE, recorded_jobs
 from workflows.spec import parse_spec
 
 
@@ -88,3 +99,37 @@ def test_submit_failing_job_reports_failure(tmp_path, runs, db, capsys):
     assert run["status"] == "failed"
     step = db.get_step(run["run_id"], "nope")
     assert step["status"] == "failed" and Path(step["log_dir"], "try-1.err").is_file()
+
+
+def test_metacharacter_paths_reach_no_shell_on_slurm(tmp_path):
+    """tests/workflows/test_injection.py's metacharacter paths on Parsl's SlurmProvider (pilot
+    jobs): the run finishes with its outputs and no shell created a marker file."""
+    run_everywhere_nasty(tmp_path, "slurm", via_env=True)
+
+
+def _live_jobs(job_ids: list[str]) -> list[str]:
+    """Those of ``job_ids`` Slurm still lists as pending, running or completing."""
+    out = subprocess.run(["squeue", "-h", "-o", "%i %T", "-j", ",".join(job_ids)],
+                         capture_output=True, text=True, timeout=30).stdout  # fmt: skip
+    return [line for line in out.splitlines() if line.split()[-1] != "COMPLETED"]
+
+
+def test_kill_9_mid_step_cancels_the_pilot_jobs_and_the_rerun_resumes(scripts, tmp_path, runs):
+    """kill -9 of `stratoflow run --site slurm` while step 2 of 3 runs in a Parsl pilot job:
+    within 10 s Slurm lists none of the run's pilot jobs (recorded in parsl/slurm-jobs.txt as
+    they were submitted) and no process of the run is left on this node; the rerun memoises
+    step 1 and finishes the others."""
+    cmd, cwd, proc, _ = start_fault_run(scripts, tmp_path, runs, "slurm")
+    info = wait_for_slow_step(proc, runs)
+    (run_dir,) = runs.glob("fault-*")
+    jobs = recorded_jobs(run_dir / "parsl" / JOBS_FILE)
+    assert jobs and jobs[0] == info.get("slurm_job_id", jobs[0])
+    before = sha256_file(run_dir / "steps/first/out/count.txt")
+    proc.kill()
+    assert proc.wait(timeout=10) == -signal.SIGKILL
+    deadline = time.monotonic() + 10
+    while (live := _live_jobs(jobs)) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not live, f"pilot jobs still queued or running 10 s after kill -9: {live}"
+    assert_nothing_left(tmp_path, info)
+    rerun_resumes(cmd, cwd, runs, tmp_path, run_dir.name, before)
