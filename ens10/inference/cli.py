@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import logging
+from collections.abc import Sequence
+from pathlib import Path
 
 from stencils import CPU_BACKENDS
 
@@ -35,7 +37,10 @@ def add_postprocess_parser(ens10_subparsers) -> argparse.ArgumentParser:
                    help="checkpoint from 'stratoflow ens10 train' (emos, emos_global, mlp, lenet)")
     p.add_argument("--data", required=True, metavar="DIR",
                    help="ENS-10 data: raw GRIB directory or preprocessed netCDF directory")
-    p.add_argument("--out", required=True, metavar="OUT.nc", help="output netCDF file (written atomically)")
+    p.add_argument("--out", required=True, metavar="OUT.nc",
+                   help="output netCDF file (written atomically: an older file survives a failure; "
+                        "if writing fails mid-run, the result is kept as "
+                        "stratoflow-rescue-<time>-<pid>-<name> in the current or temporary folder)")
     p.add_argument("--backend", default="numpy", metavar="B",
                    help=f"GT4Py backend (default numpy; CPU: {', '.join(CPU_BACKENDS)})")
     p.add_argument("--dates", nargs="+", metavar="MMDD", help="raw layout only: calendar dates to read")
@@ -47,12 +52,12 @@ def add_postprocess_parser(ens10_subparsers) -> argparse.ArgumentParser:
     return p
 
 
-def run_postprocess(args: argparse.Namespace) -> int:
+def run_postprocess(args: argparse.Namespace, rescue_folders: Sequence[Path] = ()) -> int:
     from ens10.inference.postprocess import config_from_args, postprocess
 
     cfg = config_from_args(args.model, args.data, args.out, args.backend, args.dates, args.years,
                            args.chunk, args.layout)
-    out = postprocess(cfg)
+    out = postprocess(cfg, rescue_folders=rescue_folders)
     if out is not None:
         print(f"wrote {out}")
     return 0

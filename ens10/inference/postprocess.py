@@ -1,8 +1,8 @@
 """Apply an exported baseline to ENS-10 forecasts and write the corrected Gaussian as CF netCDF.
 
 Inputs are read lazily, ``chunk`` times at a time (a tqdm bar counts times); the output file is
-created first with its CF metadata (xarray), filled chunk by chunk, and renamed into place only
-when complete. Under ``mpiexec`` with more than one rank the field is decomposed over the ranks
+created first with its CF metadata (xarray), filled time by time, and renamed into place only
+when complete; a write that fails moves it to a rescue folder (:mod:`ens10.inference.streamed_output`). Under ``mpiexec`` with more than one rank the field is decomposed over the ranks
 (:mod:`ens10.inference.distributed`); rank 0 writes.
 """
 
@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import dask.array as dsa
-import netCDF4
 import numpy as np
 import xarray as xr
 from tqdm import tqdm
@@ -27,7 +26,7 @@ from ens10.inference.exporter import ExportedModel, export_model, load_model, re
 from ens10.inference.forecasts import Forecasts, detect_layout, open_forecasts
 from ens10.inference.runner import InferenceProgram
 from ens10.inference.stacked import loops_supported
-from ens10.io.atomic import atomic_output
+from ens10.inference.streamed_output import StreamedOutput
 from stencils import CPU_BACKENDS, StencilFactory
 
 log = logging.getLogger(__name__)
@@ -108,8 +107,10 @@ def _check_grid(fc: Forecasts, exported: ExportedModel, cfg: PostprocessConfig) 
         raise ExportError(f"--data {cfg.data}: no forecasts selected (check --dates/--years)")
 
 
-def postprocess(cfg: PostprocessConfig, comm=None) -> Path | None:
-    """Run ``cfg``; returns the written file (None on MPI ranks other than 0)."""
+def postprocess(cfg: PostprocessConfig, comm=None, rescue_folders: Sequence[Path] = ()) -> Path | None:
+    """Run ``cfg``; returns the written file (None on MPI ranks other than 0). Should writing
+    ``cfg.out`` fail, the result is kept in the first of ``rescue_folders`` that takes it
+    (:class:`~ens10.inference.streamed_output.RescuedOutput` names it)."""
     if cfg.backend not in CPU_BACKENDS and not cfg.backend.startswith(("gt:gpu", "dace:gpu", "cuda")):
         raise ExportError(f"--backend {cfg.backend!r}: choose one of {', '.join(CPU_BACKENDS)}")
     net, ckpt = load_model(cfg.model)
@@ -149,25 +150,20 @@ def postprocess(cfg: PostprocessConfig, comm=None) -> Path | None:
             return runner({n: block[i] for n, i in zip(exported.forecast_inputs, order)})
 
     # rank 0 writes the output (through a temporary file); the other ranks only compute
-    with atomic_output(cfg.out) if rank == 0 else nullcontext() as tmp:
-        nc = None
-        if tmp is not None:
-            _skeleton(tmp, fc, exported, cfg)
-            nc = netCDF4.Dataset(tmp, "a")
-        try:
-            times = range(len(fc.valid_time))
-            bar = tqdm(times, desc=f"postprocess {exported.model}/{exported.target}", unit="time",
-                       disable=rank != 0, leave=False)
-            for t in bar:
-                res = step(t)
-                if nc is not None and res is not None:
-                    nc["mu"][t] = res[0]
-                    nc["sigma"][t] = res[1]
-        finally:
-            if nc is not None:
-                nc.close()
-    if rank != 0:
-        return None
+    out = None
+    if rank == 0:
+        out = StreamedOutput(cfg.out, lambda p: _skeleton(p, fc, exported, cfg), rescue_folders)
+    with out if out is not None else nullcontext():
+        times = range(len(fc.valid_time))
+        bar = tqdm(times, desc=f"postprocess {exported.model}/{exported.target}", unit="time",
+                   disable=rank != 0, leave=False)
+        for t in bar:
+            res = step(t)
+            if out is not None and res is not None:
+                out.write(t, res[0], res[1])
+        if out is None:
+            return None
+        out.finish()
     log.info("wrote %s (%d times, backend %s)", cfg.out, len(fc.valid_time), cfg.backend)
     return cfg.out
 

@@ -249,9 +249,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _postprocess(args: argparse.Namespace) -> int:
-    """``ens10 postprocess``, with --out checked before the work."""
+    """``ens10 postprocess``, with --out checked before the work and a rescue copy should
+    writing it fail."""
     from ens10.inference.cli import run_postprocess
-    from workflows.outputs import check_output_path
+    from workflows.outputs import check_output_path, rescue_folders
 
     check_output_path(args.out, "--out", suffixes=(".nc",), command="ens10 postprocess")
-    return run_postprocess(args)
+    return run_postprocess(args, rescue_folders=rescue_folders())

@@ -123,3 +123,36 @@ def test_postprocess_under_mpiexec_is_bitwise_equal(sample_grib, mlp_ckpt, tmp_p
     a, b = xr.open_dataset(single), xr.open_dataset(multi)
     assert np.array_equal(a["mu"].values, b["mu"].values)
     assert np.array_equal(a["sigma"].values, b["sigma"].values)
+
+
+def test_postprocess_full_disk_mid_run_keeps_the_result(sample_grib, mlp_ckpt, tmp_path,
+                                                        monkeypatch, caplog):  # fmt: skip
+    """`stratoflow ens10 postprocess` whose output folder fills up after the first of two
+    times: exit 1, the error names --out and the rescue file in the current folder, whose
+    mu/sigma equal those of an undisturbed run exactly; the older output is intact."""
+    from ens10.inference.streamed_output import StreamedOutput
+    from workflows.cli import main
+
+    _, _, path = mlp_ckpt
+    argv = ["ens10", "postprocess", "--model", str(path), "--data", str(sample_grib / "grib"),
+            "--chunk", "1", "--out"]  # fmt: skip
+    assert main([*argv, str(tmp_path / "ref.nc")]) == 0
+    out_dir, here = tmp_path / "out", tmp_path / "here"
+    out_dir.mkdir(), here.mkdir()
+    (out_dir / "pp.nc").write_bytes(b"older")
+    store = StreamedOutput._store
+
+    def full_disk(self, t, mu, sigma):
+        if self.tmp.parent == out_dir and t >= 1:
+            raise OSError(28, "No space left on device", str(self.tmp))
+        store(self, t, mu, sigma)
+
+    monkeypatch.setattr(StreamedOutput, "_store", full_disk)
+    monkeypatch.chdir(here)
+    assert main([*argv, str(out_dir / "pp.nc")]) == 1
+    (rescue,) = here.glob("stratoflow-rescue-*-pp.nc")
+    assert str(rescue) in caplog.text and "No space left on device" in caplog.text
+    ref, got = xr.load_dataset(tmp_path / "ref.nc"), xr.load_dataset(rescue)
+    for name in ("mu", "sigma"):
+        np.testing.assert_array_equal(got[name].values, ref[name].values)
+    assert (out_dir / "pp.nc").read_bytes() == b"older" and not list(out_dir.glob(".*.tmp"))
