@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import tempfile
 from pathlib import Path
 
 from workflows.errors import WorkflowError
@@ -29,7 +30,7 @@ def runs_dir(arg: str | None = None) -> Path:
 
 
 def writable_dir(path: Path, what: str = "runs folder", fix: str = _RUNS_OPTION) -> Path:
-    """Create folder ``path`` if needed and check that files can be made in it (``what``
+    """Create folder ``path`` if needed and check that a file can be made in it (``what``
     and ``fix`` word the error)."""
     try:
         path.mkdir(parents=True, exist_ok=True)
@@ -38,8 +39,12 @@ def writable_dir(path: Path, what: str = "runs folder", fix: str = _RUNS_OPTION)
         why = (f"{blocker} is a file, not a folder" if blocker is not None and not blocker.is_dir()
                else exc.strerror or str(exc))  # fmt: skip
         raise WorkflowError(f"cannot create {what} {path}: {why}; {fix}") from None
-    if not os.access(path, os.W_OK | os.X_OK):
-        raise WorkflowError(f"{what} {path} is not writable; {fix}")
+    try:  # a probe file: also catches read-only mounts, immutable folders and root squashing
+        fd, probe = tempfile.mkstemp(prefix=".stratoflow-write-check.", dir=path)
+    except OSError as exc:
+        raise WorkflowError(f"{what} {path} is not writable ({exc.strerror or exc}); {fix}") from None
+    os.close(fd)
+    os.unlink(probe)
     return path
 
 
