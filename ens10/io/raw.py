@@ -17,6 +17,7 @@ import xarray as xr
 
 from ens10 import schema
 from ens10.errors import ENS10DataError
+from ens10.io.grib_scan import scan_grib
 
 log = logging.getLogger(__name__)
 
@@ -70,23 +71,8 @@ def _normalise_dates(dates: Iterable[str] | None, available: Sequence[str]) -> l
     return wanted
 
 
-def _check_complete_messages(path: Path) -> None:
-    """A GRIB file ends with the '7777' end section of its last message; anything else means
-    the file was truncated or damaged (cfgrib would silently drop the damaged tail)."""
-    size = path.stat().st_size
-    with open(path, "rb") as fh:
-        head = fh.read(4)
-        fh.seek(max(size - 4, 0))
-        tail = fh.read(4)
-    if head != b"GRIB" or tail != b"7777":
-        raise ENS10DataError(
-            f"GRIB file {path} is corrupt or truncated (it does not start with 'GRIB' and end "
-            "with '7777'): download it again"
-        )
-
-
 def _open_one(path: Path, kind: str, chunks: dict | None) -> xr.Dataset:
-    _check_complete_messages(path)
+    scan_grib(path)
     try:
         ds = xr.open_dataset(
             path, engine="cfgrib", chunks=chunks if chunks is not None else DEFAULT_CHUNKS,
@@ -97,10 +83,29 @@ def _open_one(path: Path, kind: str, chunks: dict | None) -> xr.Dataset:
             f"cannot read GRIB file {path}: {type(exc).__name__}: {exc}. The file is corrupt or "
             "truncated: download it again"
         ) from exc
+    _check_conventions(ds, path, kind)
     for dim in ("number", "time", "step"):
         if dim not in ds.dims:
-            ds = ds.expand_dims(dim) if dim in ds.coords else ds
+            ds = ds.expand_dims(dim)
+    ds = ds.transpose("number", "time", "step", ...)
     return ds.drop_vars([c for c in ("surface", "valid_time") if c in ds.coords])
+
+
+def _check_conventions(ds: xr.Dataset, path: Path, kind: str) -> None:
+    """ENS10DataError naming ``path`` and the GRIB key unless the file follows the ECMWF
+    conventions the loader relies on: variables by ``shortName``, members by ``number``,
+    initialisations by ``dataDate``/``dataTime``, lead times by ``step``, and levels by
+    ``typeOfLevel`` (``isobaricInhPa`` in pl files, ``surface`` in sfc files). The member count
+    (``number``) is checked by :func:`open_raw`."""
+    if not ds.data_vars:
+        raise ENS10DataError(f"GRIB file {path} holds no field cfgrib can decode (check its shortName keys)")
+    levels = sorted({str(v.attrs.get("GRIB_typeOfLevel", "?")) for v in ds.data_vars.values()})
+    wanted = "isobaricInhPa" if kind == "pl" else "surface"
+    if kind == "pl" and levels != [wanted] or kind == "sfc" and wanted not in levels:
+        raise ENS10DataError(
+            f"GRIB file {path} holds fields on typeOfLevel {', '.join(levels)}: an ENS-10 {kind} "
+            f"file holds {wanted} fields"
+        )
 
 
 def open_raw(
@@ -162,7 +167,8 @@ def open_raw(
             ds = ds.sel(step=[np.timedelta64(int(s), "h") for s in steps])
         if ds.sizes.get("number", 0) != schema.MEMBERS:
             raise ENS10DataError(
-                f"GRIB file {path} has {ds.sizes.get('number', 0)} members, ENS-10 has {schema.MEMBERS}"
+                f"GRIB file {path} has {ds.sizes.get('number', 0)} ensemble members (GRIB key "
+                f"'number'), ENS-10 has {schema.MEMBERS}: give the ensemble forecast files"
             )
         file_years = set(ds["time"].dt.year.values.tolist())
         if years is None:
