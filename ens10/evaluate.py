@@ -34,6 +34,7 @@ from ens10.metrics.diagnostics import (  # noqa: E402
     rank_histogram,
     spread_skill_ratio,
 )
+from ens10.metrics.uncertainty import BlockBootstrap  # noqa: E402
 from ens10.train import (  # noqa: E402
     check_compatible,
     load_checkpoint,
@@ -43,8 +44,10 @@ from ens10.train import (  # noqa: E402
 
 log = logging.getLogger(__name__)
 
-COLUMNS = ["target", "model", "crps", "crpss_vs_raw", "eecrps", "rmse", "spread_skill",
-           "crps_members_fair", "n_init"]
+COLUMNS = ["target", "model", "crps", "crps_low", "crps_high", "crpss_vs_raw", "p_vs_raw",
+           "eecrps", "rmse", "spread_skill", "crps_members_fair", "n_init"]
+PAIR_COLUMNS = ["target", "model_a", "model_b", "crps_a_minus_b", "low", "high", "p_value",
+                "significant"]
 
 
 @dataclass
@@ -60,6 +63,11 @@ def _wmean(field: np.ndarray, w: np.ndarray) -> float:
     full = np.broadcast_to(full, field.shape)
     ok = np.isfinite(field)
     return float((np.where(ok, field, 0.0) * full).sum() / (full * ok).sum())
+
+
+def _wmean_per_time(field: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Area-weighted mean over (H, W) of each initialisation of ``field`` (T, H, W)."""
+    return np.array([_wmean(f, w) for f in field])
 
 
 def _oracle(data_dir: Path, target: str, times: np.ndarray) -> Forecast | None:
@@ -78,9 +86,11 @@ def _efi(data_dir: Path, target: str, split: str, times: np.ndarray) -> np.ndarr
 
 
 def score_target(data_dir: Path, target: str, ckpts: Sequence[tuple[Path, dict]], split: str,
-                 out_dir: Path) -> list[dict]:
+                 out_dir: Path) -> tuple[list[dict], list[dict]]:
     """Score rows of the raw ensemble, each ``(path, checkpoint)`` and the oracle for ``target``
-    on ``split``; writes its maps and reliability figures to ``out_dir``."""
+    on ``split``, and the paired CRPS differences of every two of them (block bootstrap over
+    initialisations, :class:`~ens10.metrics.uncertainty.BlockBootstrap`); writes its maps and
+    reliability figures to ``out_dir``."""
     members_ok = (data_dir / schema.members_file_name(target)).is_file()
     arrays = load_split(data_dir, target, split, members=members_ok)
     w = latitude_weights(arrays.lat)
@@ -98,11 +108,13 @@ def score_target(data_dir: Path, target: str, ckpts: Sequence[tuple[Path, dict]]
     out_dir.mkdir(parents=True, exist_ok=True)
     if oracle is not None:
         forecasts.append(oracle)
-    rows, maps = [], {}
+    rows, maps, series = [], {}, {}
+    boot = BlockBootstrap(obs.shape[0]) if obs.shape[0] >= 2 else None
     raw_crps = None
     for fc in forecasts:
         crps = crps_gaussian(fc.mu, fc.sigma, obs)
         mean_crps = _wmean(crps, w)
+        series[fc.name] = _wmean_per_time(crps, w)
         if raw_crps is None:
             raw_crps = mean_crps
             raw_map = np.nanmean(crps, axis=0)
@@ -116,13 +128,30 @@ def score_target(data_dir: Path, target: str, ckpts: Sequence[tuple[Path, dict]]
             "spread_skill": spread_skill_ratio(fc.sigma**2, (fc.mu - obs) ** 2),
             "crps_members_fair": float("nan"),
             "n_init": int(obs.shape[0]),
+            "crps_low": float("nan"), "crps_high": float("nan"), "p_vs_raw": float("nan"),
         }
+        if boot is not None:
+            iv = boot.interval(series[fc.name])
+            row["crps_low"], row["crps_high"] = iv.low, iv.high
+            if fc.name != "raw ensemble":
+                row["p_vs_raw"] = boot.paired(series[fc.name], series["raw ensemble"]).p_value
         if fc.name == "raw ensemble" and arrays.members is not None:
             row["crps_members_fair"] = _wmean(crps_ensemble(arrays.members, obs, axis=1, fair=True), w)
         rows.append(row)
+    pairs = []
+    names = list(series)
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            if boot is None:
+                continue
+            res = boot.paired(series[a], series[b])
+            pairs.append({"target": target, "model_a": a, "model_b": b,
+                          "crps_a_minus_b": res.difference.mean, "low": res.difference.low,
+                          "high": res.difference.high, "p_value": res.p_value,
+                          "significant": "yes" if res.significant else "no"})  # fmt: skip
     _plot_maps(maps, arrays.lat, arrays.lon, target, out_dir / f"crps_improvement_{target}.png")
     _plot_reliability(forecasts, arrays, target, out_dir / f"reliability_{target}.png")
-    return rows
+    return rows, pairs
 
 
 def _save_fig(fig, path: Path) -> None:
@@ -202,7 +231,7 @@ def evaluate(
     split: str = "test",
 ) -> Path:
     """Score ``checkpoints`` on ``split`` of ``data_dir``; writes ``scores.md``, ``scores.csv``,
-    ``crps_improvement_{target}.png`` and ``reliability_{target}.png`` to ``out_dir`` and returns
+    ``differences.csv``, ``crps_improvement_{target}.png`` and ``reliability_{target}.png`` to ``out_dir`` and returns
     the path of ``scores.md``."""
     data_dir, out_dir = Path(data_dir), Path(out_dir)
     if split not in schema.SPLITS:
@@ -215,20 +244,30 @@ def evaluate(
     for path in checkpoints:
         ck = load_checkpoint(path)
         by_target.setdefault(ck["target"], []).append((Path(path), ck))
-    rows = []
+    rows, pairs = [], []
     for target, cks in by_target.items():
         log.info("scoring %d model(s) for %s on the %s years", len(cks), target, split)
-        rows += score_target(data_dir, target, cks, split, out_dir)
+        target_rows, target_pairs = score_target(data_dir, target, cks, split, out_dir)
+        rows += target_rows
+        pairs += target_pairs
     df = pd.DataFrame(rows, columns=COLUMNS)
-    csv = df.to_csv(index=False, float_format="%.6g")
-    write_text(out_dir / "scores.csv", csv)
+    write_text(out_dir / "scores.csv", df.to_csv(index=False, float_format="%.6g"))
+    diffs = pd.DataFrame(pairs, columns=PAIR_COLUMNS)
+    write_text(out_dir / "differences.csv", diffs.to_csv(index=False, float_format="%.6g"))
     y0, y1 = schema.SPLITS[split]
     md = (
         f"# ENS-10 scores ({split} years {y0}-{y1})\n\n"
         f"Data: `{data_dir}`. Area-weighted (cos latitude) means over grid points and "
         "initialisations; CRPS of the Gaussian forecast in the target's units; crpss_vs_raw = "
         "1 - CRPS / CRPS(raw ensemble); EECRPS = mean |EFI| x CRPS; spread_skill = "
-        "sqrt(mean sigma^2) / RMSE; crps_members_fair = fair CRPS of the 10 raw members.\n\n"
+        "sqrt(mean sigma^2) / RMSE; crps_members_fair = fair CRPS of the 10 raw members. "
+        "crps_low/crps_high: 95% moving-block bootstrap interval over initialisations (blocks "
+        "of n^(1/3) consecutive ones); p_vs_raw: paired bootstrap p-value of the CRPS "
+        "difference to the raw ensemble (floored at 1/2000, the number of resamples).\n\n"
         + _markdown(df)
+        + "\n## Paired CRPS differences\n\nMean CRPS(a) - CRPS(b) over the same initialisations, "
+        "95% block-bootstrap interval and two-sided p-value; significant when the interval "
+        "excludes 0.\n\n"
+        + _markdown(diffs)
     )
     return write_text(out_dir / "scores.md", md)

@@ -47,11 +47,27 @@ def test_every_baseline_beats_the_raw_ensemble(scores, model):
 
 
 def test_evaluate_outputs(scores):
-    """scores.md/csv and the PNG figures exist; EECRPS and the members' fair CRPS are computed."""
+    """scores.md/csv, differences.csv and the PNG figures exist; EECRPS and the members' fair
+    CRPS are computed; every CRPS lies inside its 95% interval; the paired table holds every
+    two forecasts once, each difference inside its interval, flagged significant exactly when
+    the interval excludes 0, with the p-value of the row's comparison to the raw ensemble."""
     out, md, df = scores
-    assert md.read_text().startswith("# ENS-10 scores")
+    text = md.read_text()
+    assert text.startswith("# ENS-10 scores") and "## Paired CRPS differences" in text
     assert np.isfinite(df["eecrps"]).all()
     assert np.isfinite(df.loc["raw ensemble", "crps_members_fair"])
+    assert ((df["crps_low"] <= df["crps"]) & (df["crps"] <= df["crps_high"])).all()
+    assert np.isnan(df.loc["raw ensemble", "p_vs_raw"])
+    others = df.drop(index="raw ensemble")
+    assert ((others["p_vs_raw"] > 0) & (others["p_vs_raw"] <= 1)).all()
+    pairs = pd.read_csv(out / "differences.csv")
+    n = len(df)
+    assert len(pairs) == n * (n - 1) // 2
+    assert ((pairs["low"] <= pairs["crps_a_minus_b"]) & (pairs["crps_a_minus_b"] <= pairs["high"])).all()
+    excludes_zero = (pairs["low"] > 0) | (pairs["high"] < 0)
+    assert (pairs["significant"].eq("yes") == excludes_zero).all()
+    vs_raw = pairs[pairs["model_a"] == "raw ensemble"].set_index("model_b")["p_value"]
+    np.testing.assert_allclose(vs_raw.sort_index(), others["p_vs_raw"].sort_index(), rtol=0, atol=0)
     for name in (f"crps_improvement_{TARGET}.png", f"reliability_{TARGET}.png"):
         assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
