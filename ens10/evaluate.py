@@ -34,6 +34,7 @@ from ens10.metrics.diagnostics import (  # noqa: E402
     rank_histogram,
     spread_skill_ratio,
 )
+from ens10.metrics.threshold import ThresholdWeightedCRPS  # noqa: E402
 from ens10.metrics.uncertainty import BlockBootstrap  # noqa: E402
 from ens10.train import (  # noqa: E402
     check_compatible,
@@ -45,7 +46,7 @@ from ens10.train import (  # noqa: E402
 log = logging.getLogger(__name__)
 
 COLUMNS = ["target", "model", "crps", "crps_low", "crps_high", "crpss_vs_raw", "p_vs_raw",
-           "eecrps", "rmse", "spread_skill", "crps_members_fair", "n_init"]
+           "eecrps", "twcrps_q90", "rmse", "spread_skill", "crps_members_fair", "n_init"]
 PAIR_COLUMNS = ["target", "model_a", "model_b", "crps_a_minus_b", "low", "high", "p_value",
                 "significant"]
 
@@ -108,7 +109,10 @@ def score_target(data_dir: Path, target: str, ckpts: Sequence[tuple[Path, dict]]
     out_dir.mkdir(parents=True, exist_ok=True)
     if oracle is not None:
         forecasts.append(oracle)
-    rows, maps, series = [], {}, {}
+    rows, maps, skill_maps, series = [], {}, {}, {}
+    # the tail the threshold-weighted CRPS scores: above each grid point's 90th percentile of
+    # the observations of the split
+    q90 = np.nanpercentile(obs, 90.0, axis=0)
     boot = BlockBootstrap(obs.shape[0]) if obs.shape[0] >= 2 else None
     raw_crps = None
     for fc in forecasts:
@@ -120,10 +124,12 @@ def score_target(data_dir: Path, target: str, ckpts: Sequence[tuple[Path, dict]]
             raw_map = np.nanmean(crps, axis=0)
         else:
             maps[fc.name] = raw_map - np.nanmean(crps, axis=0)
+            skill_maps[fc.name] = 1.0 - np.nanmean(crps, axis=0) / raw_map
         row = {
             "target": target, "model": fc.name, "crps": mean_crps,
             "crpss_vs_raw": 1.0 - mean_crps / raw_crps,
             "eecrps": _wmean(np.abs(efi) * crps, w) if efi is not None else float("nan"),
+            "twcrps_q90": _wmean(ThresholdWeightedCRPS("upper")(fc.mu, fc.sigma, obs, q90), w),
             "rmse": float(np.sqrt(_wmean((fc.mu - obs) ** 2, w))),
             "spread_skill": spread_skill_ratio(fc.sigma**2, (fc.mu - obs) ** 2),
             "crps_members_fair": float("nan"),
@@ -149,7 +155,12 @@ def score_target(data_dir: Path, target: str, ckpts: Sequence[tuple[Path, dict]]
                           "crps_a_minus_b": res.difference.mean, "low": res.difference.low,
                           "high": res.difference.high, "p_value": res.p_value,
                           "significant": "yes" if res.significant else "no"})  # fmt: skip
-    _plot_maps(maps, arrays.lat, arrays.lon, target, out_dir / f"crps_improvement_{target}.png")
+    _plot_maps(maps, arrays.lat, arrays.lon,
+               f"{target}: ΔCRPS = CRPS(raw) - CRPS(model), time mean (blue = better)", "ΔCRPS",
+               out_dir / f"crps_improvement_{target}.png")
+    _plot_maps(skill_maps, arrays.lat, arrays.lon,
+               f"{target}: CRPSS = 1 - CRPS(model) / CRPS(raw), time means (blue = better)",
+               "CRPSS", out_dir / f"crpss_{target}.png")  # fmt: skip
     _plot_reliability(forecasts, arrays, target, out_dir / f"reliability_{target}.png")
     return rows, pairs
 
@@ -162,7 +173,8 @@ def _save_fig(fig, path: Path) -> None:
         plt.close(fig)
 
 
-def _plot_maps(maps: dict, lat, lon, target: str, path: Path) -> None:
+def _plot_maps(maps: dict, lat, lon, title: str, label: str, path: Path) -> None:
+    """One diverging map per model (blue = better than the raw ensemble)."""
     n = max(len(maps), 1)
     cols = min(n, 3)
     rows = (n + cols - 1) // cols
@@ -174,11 +186,10 @@ def _plot_maps(maps: dict, lat, lon, target: str, path: Path) -> None:
         ax.set_title(name, fontsize=9)
         ax.set_xlabel("longitude")
         ax.set_ylabel("latitude")
-        fig.colorbar(im, ax=ax, shrink=0.8, label="ΔCRPS")
+        fig.colorbar(im, ax=ax, shrink=0.8, label=label)
     for ax in list(axes.flat)[len(maps):]:
         ax.set_visible(False)
-    fig.suptitle(f"{target}: ΔCRPS = CRPS(raw) - CRPS(model), time mean (blue = better)",
-                 fontsize=10)
+    fig.suptitle(title, fontsize=10)
     _save_fig(fig, path)
 
 
@@ -231,7 +242,7 @@ def evaluate(
     split: str = "test",
 ) -> Path:
     """Score ``checkpoints`` on ``split`` of ``data_dir``; writes ``scores.md``, ``scores.csv``,
-    ``differences.csv``, ``crps_improvement_{target}.png`` and ``reliability_{target}.png`` to ``out_dir`` and returns
+    ``differences.csv``, ``crps_improvement_{target}.png``, ``crpss_{target}.png`` and ``reliability_{target}.png`` to ``out_dir`` and returns
     the path of ``scores.md``."""
     data_dir, out_dir = Path(data_dir), Path(out_dir)
     if split not in schema.SPLITS:
@@ -259,7 +270,8 @@ def evaluate(
         f"# ENS-10 scores ({split} years {y0}-{y1})\n\n"
         f"Data: `{data_dir}`. Area-weighted (cos latitude) means over grid points and "
         "initialisations; CRPS of the Gaussian forecast in the target's units; crpss_vs_raw = "
-        "1 - CRPS / CRPS(raw ensemble); EECRPS = mean |EFI| x CRPS; spread_skill = "
+        "1 - CRPS / CRPS(raw ensemble); EECRPS = mean |EFI| x CRPS; twcrps_q90 = CRPS weighted "
+        "to outcomes above each grid point's 90th percentile of the observations; spread_skill = "
         "sqrt(mean sigma^2) / RMSE; crps_members_fair = fair CRPS of the 10 raw members. "
         "crps_low/crps_high: 95% moving-block bootstrap interval over initialisations (blocks "
         "of n^(1/3) consecutive ones); p_vs_raw: paired bootstrap p-value of the CRPS "

@@ -9,9 +9,13 @@ from ens10.metrics.diagnostics import (
     weighted_mean,
 )
 from ens10.metrics.efi import ExtremeForecastIndex
+from ens10.metrics.threshold import ThresholdWeightedCRPS
+from ens10.metrics.uncertainty import BlockBootstrap
 
 __all__ = [
+    "BlockBootstrap",
     "ExtremeForecastIndex",
+    "ThresholdWeightedCRPS",
     "crps_ensemble",
     "crps_gaussian",
     "latitude_weights",

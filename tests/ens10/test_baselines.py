@@ -47,8 +47,8 @@ def test_every_baseline_beats_the_raw_ensemble(scores, model):
 
 
 def test_evaluate_outputs(scores):
-    """scores.md/csv, differences.csv and the PNG figures exist; EECRPS and the members' fair
-    CRPS are computed; every CRPS lies inside its 95% interval; the paired table holds every
+    """scores.md/csv, differences.csv and the PNG figures exist; EECRPS, the threshold-weighted
+    CRPS (between 0 and the CRPS) and the members' fair CRPS are computed; every CRPS lies inside its 95% interval; the paired table holds every
     two forecasts once, each difference inside its interval, flagged significant exactly when
     the interval excludes 0, with the p-value of the row's comparison to the raw ensemble."""
     out, md, df = scores
@@ -68,7 +68,8 @@ def test_evaluate_outputs(scores):
     assert (pairs["significant"].eq("yes") == excludes_zero).all()
     vs_raw = pairs[pairs["model_a"] == "raw ensemble"].set_index("model_b")["p_value"]
     np.testing.assert_allclose(vs_raw.sort_index(), others["p_vs_raw"].sort_index(), rtol=0, atol=0)
-    for name in (f"crps_improvement_{TARGET}.png", f"reliability_{TARGET}.png"):
+    assert ((df["twcrps_q90"] > 0) & (df["twcrps_q90"] < df["crps"])).all()  # its weight is <= 1
+    for name in (f"crps_improvement_{TARGET}.png", f"crpss_{TARGET}.png", f"reliability_{TARGET}.png"):
         assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
