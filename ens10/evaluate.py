@@ -32,6 +32,7 @@ from ens10.metrics.diagnostics import (  # noqa: E402
     latitude_weights,
     pit_gaussian,
     rank_histogram,
+    reliability_curve,
     spread_skill_ratio,
 )
 from ens10.metrics.threshold import ThresholdWeightedCRPS  # noqa: E402
@@ -162,6 +163,8 @@ def score_target(data_dir: Path, target: str, ckpts: Sequence[tuple[Path, dict]]
                f"{target}: CRPSS = 1 - CRPS(model) / CRPS(raw), time means (blue = better)",
                "CRPSS", out_dir / f"crpss_{target}.png")  # fmt: skip
     _plot_reliability(forecasts, arrays, target, out_dir / f"reliability_{target}.png")
+    _plot_exceedance_reliability(forecasts, obs, q90, target,
+                                 out_dir / f"reliability_q90_{target}.png")  # fmt: skip
     return rows, pairs
 
 
@@ -224,6 +227,29 @@ def _plot_reliability(forecasts: Sequence[Forecast], arrays, target: str, path: 
     _save_fig(fig, path)
 
 
+def _plot_exceedance_reliability(forecasts: Sequence[Forecast], obs: np.ndarray,
+                                 threshold: np.ndarray, target: str, path: Path) -> None:  # fmt: skip
+    """Reliability diagram of each forecast's probability of exceeding ``threshold``, with the
+    number of forecasts per bin below."""
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(5.2, 6.0), height_ratios=(3, 1),
+                                      sharex=True, layout="constrained")  # fmt: skip
+    top.plot([0, 1], [0, 1], color="k", ls="--", lw=1, label="calibrated")
+    event = np.where(np.isfinite(obs), (obs > threshold).astype(np.float64), np.nan)
+    for fc in forecasts:
+        prob = 1.0 - pit_gaussian(fc.mu, fc.sigma, threshold)
+        curve = reliability_curve(prob, event)
+        centres = 0.5 * (curve.edges[1:] + curve.edges[:-1])
+        top.plot(curve.forecast, curve.observed, marker="o", ms=3, lw=1, label=fc.name)
+        bottom.step(centres, np.maximum(curve.counts, 1), where="mid", lw=1)
+    top.set_ylabel("observed frequency")
+    top.set_title(f"{target}: P(value > 90th percentile of the observations)", fontsize=9)
+    top.legend(fontsize=7)
+    bottom.set_yscale("log")
+    bottom.set_xlabel("forecast probability")
+    bottom.set_ylabel("forecasts")
+    _save_fig(fig, path)
+
+
 def _markdown(df: pd.DataFrame) -> str:
     def fmt(v):
         if isinstance(v, float):
@@ -242,7 +268,8 @@ def evaluate(
     split: str = "test",
 ) -> Path:
     """Score ``checkpoints`` on ``split`` of ``data_dir``; writes ``scores.md``, ``scores.csv``,
-    ``differences.csv``, ``crps_improvement_{target}.png``, ``crpss_{target}.png`` and ``reliability_{target}.png`` to ``out_dir`` and returns
+    ``differences.csv``, ``crps_improvement_{target}.png``, ``crpss_{target}.png``,
+    ``reliability_q90_{target}.png`` and ``reliability_{target}.png`` to ``out_dir`` and returns
     the path of ``scores.md``."""
     data_dir, out_dir = Path(data_dir), Path(out_dir)
     if split not in schema.SPLITS:

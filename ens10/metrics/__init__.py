@@ -5,6 +5,7 @@ from ens10.metrics.diagnostics import (
     latitude_weights,
     pit_gaussian,
     rank_histogram,
+    reliability_curve,
     spread_skill_ratio,
     weighted_mean,
 )
@@ -21,6 +22,7 @@ __all__ = [
     "latitude_weights",
     "pit_gaussian",
     "rank_histogram",
+    "reliability_curve",
     "spread_skill_ratio",
     "weighted_mean",
 ]

@@ -1,6 +1,9 @@
-"""Area weights, score averaging, spread-skill ratio, rank and PIT histograms."""
+"""Area weights, score averaging, spread-skill ratio, rank and PIT histograms, reliability
+curves."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import xarray as xr
@@ -51,3 +54,31 @@ def pit_gaussian(mu, sigma, y) -> np.ndarray:
     """Probability integral transform Phi((y - mu)/sigma) of Gaussian forecasts."""
     z = (np.asarray(y, dtype=np.float64) - mu) / sigma
     return 0.5 * (1.0 + erf(z / np.sqrt(2.0)))
+
+
+@dataclass(frozen=True)
+class ReliabilityCurve:
+    """Per probability bin: the mean forecast probability, the observed frequency of the event
+    and the number of forecasts (NaN where a bin is empty)."""
+
+    edges: np.ndarray
+    forecast: np.ndarray
+    observed: np.ndarray
+    counts: np.ndarray
+
+
+def reliability_curve(probability, event, bins: int = 10) -> ReliabilityCurve:
+    """The reliability diagram of forecast probabilities ``probability`` of a binary ``event``
+    (same shape; NaN pairs skipped) in ``bins`` equal bins of [0, 1] (1 falls in the last):
+    a calibrated forecast lies on the diagonal."""
+    p = np.asarray(probability, dtype=np.float64).ravel()
+    e = np.asarray(event, dtype=np.float64).ravel()
+    ok = np.isfinite(p) & np.isfinite(e)
+    p, e = p[ok], e[ok]
+    edges = np.linspace(0.0, 1.0, bins + 1)
+    which = np.clip(np.searchsorted(edges, p, side="right") - 1, 0, bins - 1)
+    counts = np.bincount(which, minlength=bins).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        forecast = np.bincount(which, weights=p, minlength=bins) / counts
+        observed = np.bincount(which, weights=e, minlength=bins) / counts
+    return ReliabilityCurve(edges, forecast, observed, counts.astype(np.int64))

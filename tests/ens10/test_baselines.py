@@ -69,7 +69,8 @@ def test_evaluate_outputs(scores):
     vs_raw = pairs[pairs["model_a"] == "raw ensemble"].set_index("model_b")["p_value"]
     np.testing.assert_allclose(vs_raw.sort_index(), others["p_vs_raw"].sort_index(), rtol=0, atol=0)
     assert ((df["twcrps_q90"] > 0) & (df["twcrps_q90"] < df["crps"])).all()  # its weight is <= 1
-    for name in (f"crps_improvement_{TARGET}.png", f"crpss_{TARGET}.png", f"reliability_{TARGET}.png"):
+    for name in (f"crps_improvement_{TARGET}.png", f"crpss_{TARGET}.png", f"reliability_{TARGET}.png",
+                 f"reliability_q90_{TARGET}.png"):
         assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 

@@ -154,3 +154,22 @@ def test_rank_histogram_and_spread_skill_of_calibrated_ensemble():
     np.testing.assert_allclose(h / n, 1 / 11, rtol=0.05)
     ssr = spread_skill_ratio(members.var(axis=0, ddof=1), (members.mean(axis=0) - y) ** 2, members=10)
     assert ssr == pytest.approx(1.0, rel=0.02)
+
+
+def test_reliability_curve_counts_by_hand_and_is_diagonal_when_calibrated():
+    """Reference 1, by hand: probabilities 0.05, 0.05, 0.15, 1.0 (1 falls in the last bin) and
+    events 1, 0, 1, 1 give bins 0, 1, 9 with means 0.05, 0.15, 1.0 and frequencies 0.5, 1, 1;
+    a NaN pair is skipped. Reference 2, binomial: events drawn with the forecast probability
+    have observed frequencies within 4 binomial standard errors of the mean probability."""
+    from ens10.metrics import reliability_curve
+
+    c = reliability_curve([0.05, 0.05, 0.15, 1.0, np.nan], [1, 0, 1, 1, 1], bins=10)
+    assert c.counts.tolist() == [2, 1, 0, 0, 0, 0, 0, 0, 0, 1]
+    np.testing.assert_allclose(c.forecast[[0, 1, 9]], [0.05, 0.15, 1.0], rtol=1e-15)
+    np.testing.assert_array_equal(c.observed[[0, 1, 9]], [0.5, 1.0, 1.0])
+    assert np.isnan(c.forecast[2]) and np.isnan(c.observed[2])
+    rng = np.random.default_rng(3)
+    p = rng.random(200_000)
+    c = reliability_curve(p, rng.random(p.size) < p)
+    se = np.sqrt(c.forecast * (1 - c.forecast) / c.counts)
+    assert np.all(np.abs(c.observed - c.forecast) < 4 * se)
