@@ -123,12 +123,13 @@ def test_runs_dir_that_is_a_file(tmp_path, caplog):
 
 def test_database_folder_that_cannot_be_created(tmp_path):
     """Reference: the error contract. A database whose folder would be inside a file names
-    that file; one in a folder where files cannot be created (/proc) names the database."""
+    that file; one in a folder where files cannot be created (/proc) names that folder (found
+    by a probe file before SQLite opens anything) and the option that chooses another."""
     (tmp_path / "f").write_text("")
     with pytest.raises(WorkflowError, match=f"{tmp_path / 'f'} is a file, not a folder"):
         ProvenanceDB(tmp_path / "f" / "runs" / "stratoflow.db")
     if Path("/proc/self").is_dir():
-        with pytest.raises(WorkflowError, match="cannot be opened for writing"):
+        with pytest.raises(WorkflowError, match="run database folder /proc is not writable.*--db"):
             ProvenanceDB("/proc/stratoflow-test.db")
 
 
