@@ -146,11 +146,9 @@ def score_target(data_dir: Path, target: str, ckpts: Sequence[tuple[Path, dict]]
             row["crps_members_fair"] = _wmean(crps_ensemble(arrays.members, obs, axis=1, fair=True), w)
         rows.append(row)
     pairs = []
-    names = list(series)
+    names = list(series) if boot is not None else []
     for i, a in enumerate(names):
         for b in names[i + 1 :]:
-            if boot is None:
-                continue
             res = boot.paired(series[a], series[b])
             pairs.append({"target": target, "model_a": a, "model_b": b,
                           "crps_a_minus_b": res.difference.mean, "low": res.difference.low,

@@ -149,9 +149,9 @@ class WorkflowRunner:
         """Run the spec. The first SIGINT or SIGTERM (in the main thread) stops the run: steps
         not started are cancelled, running ones stopped, and the outcome is ``interrupted``;
         a second one raises KeyboardInterrupt at once."""
-        self._claim()
+        earlier = self._claim()
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        self._stop_leftovers()
+        self._stop_leftovers(earlier)
         atomic_write_text(self.run_dir / "spec.json", self.spec.canonical_json() + "\n")
         self.db.begin_run(
             self.run_id, self.spec.name, self.spec.hash, self.spec.canonical_json(),
@@ -213,14 +213,10 @@ class WorkflowRunner:
                 self.db.set_step(self.run_id, inst.id, status=StepStatus.INTERRUPTED,
                                  ended=time.time())  # fmt: skip
 
-    def _stop_leftovers(self) -> None:
-        """Kill what tasks of an earlier, killed run of this run id left running on this
-        host (the process groups their ``.taskinfo`` files name), and cancel the Slurm pilot
-        jobs it still lists."""
-        try:
-            row = self.db.get_run(self.run_id)
-        except WorkflowError:
-            row = None
+    def _stop_leftovers(self, row: dict | None) -> None:
+        """Kill what tasks of an earlier, killed run of this run id (database ``row``) left
+        running on this host (the process groups their ``.taskinfo`` files name), and cancel
+        the Slurm pilot jobs it still lists, unless it is recorded as running elsewhere."""
         elsewhere = row is not None and row["status"] == RunStatus.RUNNING and (
             row["host"] != socket.gethostname())  # fmt: skip
         jobs = [] if elsewhere else cancel_jobs(self.run_dir / "parsl" / JOBS_FILE)
@@ -233,12 +229,13 @@ class WorkflowRunner:
                 log.warning("killed process group %s, left running in %s by an earlier run "
                             "that was killed", info.get("pgid"), path.parent)  # fmt: skip
 
-    def _claim(self) -> None:
-        """Refuse to run while another live process runs the same run id on this host."""
+    def _claim(self) -> dict | None:
+        """Refuse to run while another live process runs the same run id on this host; the
+        run's earlier database row (None for a new run)."""
         try:
             row = self.db.get_run(self.run_id)
         except WorkflowError:
-            return
+            return None
         if (
             row["status"] == RunStatus.RUNNING and row["host"] == socket.gethostname()
             and row["pid"] != os.getpid() and _pid_alive(row["pid"])
@@ -248,6 +245,7 @@ class WorkflowRunner:
                 f"run {self.run_id} is already running (pid {row['pid']}); wait for it or "
                 "kill it, then run again to resume"
             )
+        return row if row["run_id"] == self.run_id else None  # not a run with this prefix
 
     def _precheck(self, inst: StepInstance, outcomes: dict[str, StepOutcome]) -> StepOutcome | None:
         """Outcome of a step that needs no execution (memoised), else None (it is pending);

@@ -49,6 +49,11 @@ PYTHON = sys.executable
 SHELL_SAFE = re.compile(r"^[A-Za-z0-9_.,:=+/@%-]+$")
 
 
+def _this_process() -> str:
+    """``PID:START`` of this process, as ``task_main guard --watch`` and ``reap`` take it."""
+    return f"{os.getpid()}:{process_start_time(os.getpid()) or ''}"
+
+
 class TaskFailed(Exception):
     """A task's command exited non-zero (or its executor lost it)."""
 
@@ -309,10 +314,9 @@ class ParslExecutor(_TaskExecutor):
         self._reaper: subprocess.Popen | None = None
         if site.provider == "slurm":
             # cancels the pilot jobs if this process dies without Parsl's clean-up
-            me = f"{os.getpid()}:{process_start_time(os.getpid()) or ''}"
             with open(self.parsl_dir / "reaper.log", "ab") as reaper_log:
                 self._reaper = subprocess.Popen(
-                    [PYTHON, "-m", "workflows.task_main", "reap", me,
+                    [PYTHON, "-m", "workflows.task_main", "reap", _this_process(),
                      str(self.parsl_dir / JOBS_FILE)],
                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=reaper_log,
                     start_new_session=True,
@@ -353,8 +357,7 @@ class ParslExecutor(_TaskExecutor):
                     worker_init=worker_init,
                 )  # fmt: skip
                 # the pool kills itself (and its workers) when this process is gone
-                me = f"{os.getpid()}:{process_start_time(os.getpid()) or ''}"
-                watch = " ".join(shlex.quote(a) for a in [*guard, "--watch", me, "--"])
+                watch = " ".join(shlex.quote(a) for a in [*guard, "--watch", _this_process(), "--"])
                 launch_cmd = _brace_escaped(watch, 2) + " " + DEFAULT_LAUNCH_CMD
             else:
                 options = [f"#SBATCH --ntasks-per-node={site.ntasks_per_node}"]

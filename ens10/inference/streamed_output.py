@@ -41,6 +41,15 @@ def _reason(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
+def _close_quietly(nc: netCDF4.Dataset | None) -> None:
+    """Close ``nc`` if open; a file that fails to close is being given up anyway."""
+    if nc is not None:
+        try:
+            nc.close()
+        except WRITE_ERRORS:
+            pass
+
+
 class StreamedOutput:
     """``with StreamedOutput(path, skeleton, rescue_folders) as out:`` then ``out.write(t, mu,
     sigma)`` for each time and ``out.finish()`` (the written path). ``skeleton(p)`` creates the
@@ -71,7 +80,8 @@ class StreamedOutput:
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:  # fmt: skip
-        self._close_quietly()
+        _close_quietly(self.nc)
+        self.nc = None
         if self.tmp is not None:
             self.tmp.unlink(missing_ok=True)
 
@@ -82,14 +92,6 @@ class StreamedOutput:
         os.close(fd)
         os.chmod(name, 0o644)
         return Path(name)
-
-    def _close_quietly(self) -> None:
-        if self.nc is not None:
-            try:
-                self.nc.close()
-            except WRITE_ERRORS:
-                pass
-            self.nc = None
 
     def write(self, t: int, mu: np.ndarray, sigma: np.ndarray) -> None:
         """Store time ``t`` (the times are written in order, from 0)."""
@@ -149,13 +151,8 @@ class StreamedOutput:
                 f"could be written either (tried {', '.join(map(str, sorted(self.used)))}); the result "
                 "is lost: free space or fix the folder, then rerun"
             ) from exc
-        if old_nc is not None:
-            try:
-                old_nc.close()
-            except WRITE_ERRORS:
-                pass
-        if old_tmp is not None:
-            old_tmp.unlink(missing_ok=True)
+        _close_quietly(old_nc)
+        old_tmp.unlink(missing_ok=True)
 
     def finish(self) -> Path:
         """Close the file and give it its name: ``path`` (returned), or the rescue name, which

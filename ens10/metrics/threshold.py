@@ -16,8 +16,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import ndtr
 
-_INV_SQRT_PI = 1.0 / np.sqrt(np.pi)
-_INV_SQRT_2PI = 1.0 / np.sqrt(2.0 * np.pi)
+from ens10.metrics.crps import _INV_SQRT_2PI, _INV_SQRT_PI
 
 
 def _pdf(z: np.ndarray) -> np.ndarray:
