@@ -1,6 +1,6 @@
 """Scoring of trained baselines on the test years: a scores table (Markdown + CSV), PNG maps of
 the CRPS improvement over the raw ensemble per grid point, and reliability figures (rank histogram
-of the raw members, PIT histograms of the Gaussian forecasts).
+of the raw members, PIT histograms of the forecasts).
 
 Rows per target: the raw ensemble (Gaussian N(mean, std) from the preprocessed files, plus the
 member CRPS when the members file exists), every checkpoint, and the generator's oracle when the
@@ -36,6 +36,7 @@ from ens10.metrics.diagnostics import (  # noqa: E402
     spread_skill_ratio,
 )
 from ens10.metrics.threshold import ThresholdWeightedCRPS  # noqa: E402
+from ens10.metrics.two_piece import TwoPieceNormal  # noqa: E402
 from ens10.metrics.uncertainty import BlockBootstrap  # noqa: E402
 from ens10.train import (  # noqa: E402
     check_compatible,
@@ -54,9 +55,24 @@ PAIR_COLUMNS = ["target", "model_a", "model_b", "crps_a_minus_b", "low", "high",
 
 @dataclass
 class Forecast:
+    """A predictive distribution per initialisation and grid point: Gaussian ``N(mu, sigma^2)``,
+    or ``dist`` (the generator's two-piece normal oracle) with mean ``mu`` and std ``sigma``."""
+
     name: str
     mu: np.ndarray  # (T, H, W)
     sigma: np.ndarray
+    dist: TwoPieceNormal | None = None
+
+    def crps(self, obs: np.ndarray) -> np.ndarray:
+        return crps_gaussian(self.mu, self.sigma, obs) if self.dist is None else self.dist.crps(obs)
+
+    def cdf(self, x: np.ndarray) -> np.ndarray:
+        return pit_gaussian(self.mu, self.sigma, x) if self.dist is None else self.dist.cdf(x)
+
+    def twcrps_upper(self, obs: np.ndarray, threshold: np.ndarray) -> np.ndarray:
+        if self.dist is None:
+            return ThresholdWeightedCRPS("upper")(self.mu, self.sigma, obs, threshold)
+        return self.dist.twcrps_upper(obs, threshold)
 
 
 def _wmean(field: np.ndarray, w: np.ndarray) -> float:
@@ -77,7 +93,9 @@ def _oracle(data_dir: Path, target: str, times: np.ndarray) -> Forecast | None:
     if ds is None:
         return None
     ds = ds.sel(time=times)
-    return Forecast("oracle (generator truth)", ds["mu"].values, ds["sigma"].values)
+    dist = TwoPieceNormal(ds["loc"].values.astype(np.float64), ds["scale_left"].values.astype(np.float64),
+                          ds["scale_right"].values.astype(np.float64))
+    return Forecast("oracle (generator truth)", ds["mu"].values, ds["sigma"].values, dist)
 
 
 def _efi(data_dir: Path, target: str, split: str, times: np.ndarray) -> np.ndarray | None:
@@ -117,7 +135,7 @@ def score_target(data_dir: Path, target: str, ckpts: Sequence[tuple[Path, dict]]
     boot = BlockBootstrap(obs.shape[0]) if obs.shape[0] >= 2 else None
     raw_crps = None
     for fc in forecasts:
-        crps = crps_gaussian(fc.mu, fc.sigma, obs)
+        crps = fc.crps(obs)
         mean_crps = _wmean(crps, w)
         series[fc.name] = _wmean_per_time(crps, w)
         if raw_crps is None:
@@ -130,7 +148,7 @@ def score_target(data_dir: Path, target: str, ckpts: Sequence[tuple[Path, dict]]
             "target": target, "model": fc.name, "crps": mean_crps,
             "crpss_vs_raw": 1.0 - mean_crps / raw_crps,
             "eecrps": _wmean(np.abs(efi) * crps, w) if efi is not None else float("nan"),
-            "twcrps_q90": _wmean(ThresholdWeightedCRPS("upper")(fc.mu, fc.sigma, obs, q90), w),
+            "twcrps_q90": _wmean(fc.twcrps_upper(obs, q90), w),
             "rmse": float(np.sqrt(_wmean((fc.mu - obs) ** 2, w))),
             "spread_skill": spread_skill_ratio(fc.sigma**2, (fc.mu - obs) ** 2),
             "crps_members_fair": float("nan"),
@@ -210,7 +228,7 @@ def _plot_reliability(forecasts: Sequence[Forecast], arrays, target: str, path: 
         flat[0].set_xlabel("rank of ERA5 among members")
         k = 1
     for fc in forecasts:
-        pit = pit_gaussian(fc.mu, fc.sigma, arrays.obs)
+        pit = fc.cdf(arrays.obs)
         pit = pit[np.isfinite(pit)]
         ax = flat[k]
         ax.hist(pit, bins=10, range=(0, 1), density=True, color="tab:blue")
@@ -234,7 +252,7 @@ def _plot_exceedance_reliability(forecasts: Sequence[Forecast], obs: np.ndarray,
     top.plot([0, 1], [0, 1], color="k", ls="--", lw=1, label="calibrated")
     event = np.where(np.isfinite(obs), (obs > threshold).astype(np.float64), np.nan)
     for fc in forecasts:
-        prob = 1.0 - pit_gaussian(fc.mu, fc.sigma, threshold)
+        prob = 1.0 - fc.cdf(np.broadcast_to(threshold, fc.mu.shape))
         curve = reliability_curve(prob, event)
         centres = 0.5 * (curve.edges[1:] + curve.edges[:-1])
         top.plot(curve.forecast, curve.observed, marker="o", ms=3, lw=1, label=fc.name)
@@ -294,7 +312,7 @@ def evaluate(
     md = (
         f"# ENS-10 scores ({split} years {y0}-{y1})\n\n"
         f"Data: `{data_dir}`. Area-weighted (cos latitude) means over grid points and "
-        "initialisations; CRPS of the Gaussian forecast in the target's units; crpss_vs_raw = "
+        "initialisations; CRPS of the Gaussian forecast (the oracle's: of its two-piece normal) in the target's units; crpss_vs_raw = "
         "1 - CRPS / CRPS(raw ensemble); EECRPS = mean |EFI| x CRPS; twcrps_q90 = CRPS weighted "
         "to outcomes above each grid point's 90th percentile of the observations; spread_skill = "
         "sqrt(mean sigma^2) / RMSE; crps_members_fair = fair CRPS of the 10 raw members. "

@@ -1,18 +1,35 @@
 """Sample ENS-10 data with the real schema and a known truth.
 
-The generator draws, for each initialisation and target (z500, t850, t2m), a predictable anomaly
-``m`` and a flow-dependent true predictive spread ``sigma`` (smooth random fields), the ERA5
-'truth' ``y = clim + m + sigma * e`` and ten members at 48 h
+For each initialisation and target (z500, t850, t2m) the generator draws a predictable anomaly
+``m``, a true predictive std ``sigma`` (smooth random fields) and the ERA5 'truth', and ten 48 h
+members. Two truth processes (``SampleConfig.truth``):
 
-    x_k = clim + bias(s) + m + r(s) * sigma * z_k,
+``flow`` (default): the answer is not built into any baseline family.
+    * a weather regime ``rho`` in [-1, 1] (a large-scale smooth field per initialisation), seen by
+      the models only through the U (and U10M) ensemble mean, which it shifts;
+    * the ensemble sees a blurred anomaly ``S(m)`` (a damped, smoothed forecast: the missing
+      detail ``m - S(m)`` is recoverable only from a neighbourhood, by spatial models);
+    * flow-dependent true spread ``sigma = sigma_base (0.6 + 0.4 |grad S(m)| / mean) (1 + 0.25 rho)
+      exp(0.3 xi)`` and bias ``bias(s) + 0.5 A rho``;
+    * a skewed truth ``y = clim + m + sigma e``: ``e`` is a standardised two-piece normal whose
+      right/left scale ratio depends on the target and the regime, spatially correlated (its
+      uniform scores come from a smooth Gaussian field);
+    * member-dependent spread errors ``x_k = clim + bias + S(m) + r(s) (1 - 0.2 rho) sigma
+      lambda_k z_k`` with fixed ``lambda_k`` from 0.6 to 1.4 and ``z_k`` standardised over the
+      members, so the ensemble std is a noisy, regime-biased estimate of ``sigma``.
+    The oracle is the true predictive distribution: the two-piece normal with mean ``clim + m``,
+    std ``sigma`` and the scale ratio (``SAMPLE_{target}_oracle.nc`` holds ``mu``, ``sigma``,
+    ``loc``, ``scale_left``, ``scale_right``); its expected CRPS is that distribution's.
+``local-emos``: ``y = clim + m + sigma e`` with Gaussian ``e`` and
+    ``x_k = clim + bias(s) + m + r(s) sigma z_k``: the ensemble mean is exactly ``clim + bias + m``
+    and its std exactly ``r sigma``, so the oracle ``N(mean - bias, (std / r)^2)`` is a member of
+    the per-grid-point EMOS family (a check that training reaches a known optimum), expected
+    CRPS ``sigma / sqrt(pi)``.
 
-with ``z_k`` standardised over the members (mean 0, population std 1), so the ensemble mean is
-exactly ``clim + bias + m`` and the ensemble std exactly ``r * sigma``. The ensemble is biased by
-``bias(s)`` and under-dispersive by ``r(s)`` in [0.5, 0.8], both smooth functions of location.
-The optimal correction is ``N(mean - bias, (std / r)^2) = N(clim + m, sigma^2)`` (the oracle,
-written to ``SAMPLE_{target}_oracle.nc``), a member of the per-grid-point EMOS family, and its
-expected CRPS is ``sigma / sqrt(pi)``. Other variables are climatology plus smooth
-noise carrying no information about the truth. SST is NaN over an analytic land mask.
+In both, the raw ensemble is biased by ``bias(s)`` and under-dispersive by ``r(s)`` in [0.5, 0.8],
+smooth functions of location. Other variables are climatology plus smooth noise carrying no
+information about the truth (under ``flow`` U and U10M also carry the regime). SST is NaN over
+an analytic land mask.
 
 ``make_sample`` writes both layouts from the same deterministic generator:
 ``OUT/grib/output.{pl,sfc}.2018MMDD`` (GRIB1 via ecCodes templates, as distributed) and
@@ -30,6 +47,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 from scipy.ndimage import gaussian_filter
+from scipy.special import erf
 from tqdm import tqdm
 
 from ens10 import schema
@@ -37,6 +55,7 @@ from ens10.errors import ENS10DataError
 from ens10.grid import FINEST_GRID, check_grid, grid_axes
 from ens10.io.atomic import check_output_dir, write_netcdf
 from ens10.io.layout import compute_efi, time_coord, variable_attrs, write_efi, write_members
+from ens10.metrics.two_piece import TwoPieceNormal
 
 log = logging.getLogger(__name__)
 
@@ -51,12 +70,21 @@ class TargetTruth:
     sigma0: float  # typical true predictive std
     bias_amplitude: float
     phase: float  # shifts the spatial patterns between targets
+    skew: float  # sign and size of the truth's skewness under the 'flow' process
+
+
+#: truth processes of the generator (see the module docstring)
+TRUTH_PROCESSES = ("flow", "local-emos")
+#: member spread factors lambda_k of the 'flow' process
+SPREAD_FACTORS = np.linspace(0.6, 1.4, schema.MEMBERS)
+#: how far the regime shifts the U / U10M ensemble mean (m/s) under the 'flow' process
+REGIME_WIND = {"u": 8.0, "u10": 5.0}
 
 
 TRUTH: dict[str, TargetTruth] = {
-    "z500": TargetTruth(anomaly_std=700.0, sigma0=220.0, bias_amplitude=250.0, phase=0.0),
-    "t850": TargetTruth(anomaly_std=3.0, sigma0=1.2, bias_amplitude=1.5, phase=1.3),
-    "t2m": TargetTruth(anomaly_std=3.5, sigma0=1.5, bias_amplitude=2.0, phase=2.6),
+    "z500": TargetTruth(anomaly_std=700.0, sigma0=220.0, bias_amplitude=250.0, phase=0.0, skew=0.5),
+    "t850": TargetTruth(anomaly_std=3.0, sigma0=1.2, bias_amplitude=1.5, phase=1.3, skew=0.8),
+    "t2m": TargetTruth(anomaly_std=3.5, sigma0=1.5, bias_amplitude=2.0, phase=2.6, skew=-1.0),
 }
 
 
@@ -68,6 +96,7 @@ class SampleConfig:
     years. n_dates: calendar dates (of the 105 Mondays/Thursdays) per year, spread over the year.
     grib_dates / grib_years / grib_levels: the part also written as raw GRIB (cfgrib indexing
     costs ~2 ms per message, so the default GRIB part is small; None = everything).
+    truth: the truth process, ``flow`` or ``local-emos`` (module docstring).
     """
 
     grid: float = 5.0
@@ -79,10 +108,13 @@ class SampleConfig:
     grib_levels: tuple[int, ...] = schema.PRESSURE_LEVELS
     layouts: tuple[str, ...] = ("grib", "netcdf")
     efi_bins: int = 100
-    climate_years: tuple[int, int] = (schema.SPLITS["train"][0], schema.SPLITS["validation"][1])
+    climate_years: tuple[int, int] = schema.SPLITS["train"]
+    truth: str = "flow"
 
     def __post_init__(self) -> None:
         check_grid(self.grid, finest=FINEST_GRID)
+        if self.truth not in TRUTH_PROCESSES:
+            raise ENS10DataError(f"truth={self.truth!r}: choose one of {', '.join(TRUTH_PROCESSES)}")
         y0, y1 = self.years
         if not (1900 <= y0 <= y1 <= 2100):
             raise ENS10DataError(
@@ -162,13 +194,20 @@ class SampleGenerator:
     def _rng(self, year: int, mmdd: str, *key: int) -> np.random.Generator:
         return np.random.default_rng([self.config.seed, year, int(mmdd), *key])
 
-    def _smooth(self, rng: np.random.Generator, n: int | None = None) -> np.ndarray:
+    def _smooth(self, rng: np.random.Generator, n: int | None = None, scale: float = 1.0) -> np.ndarray:
+        """Standardised smooth random field(s): white noise under a Gaussian filter of
+        ``scale`` times the generator's correlation length (periodic in longitude)."""
         shape = (self.lat.size, self.lon.size) if n is None else (n, self.lat.size, self.lon.size)
-        white = rng.standard_normal(shape)
-        s = self.smooth_cells
-        sig = (s, s) if n is None else (0, s, s)
-        mode = ("nearest", "wrap") if n is None else ("nearest", "nearest", "wrap")
-        f = gaussian_filter(white, sigma=sig, mode=mode)
+        return self._standardise(self._blur(rng.standard_normal(shape), scale))
+
+    def _blur(self, field: np.ndarray, scale: float) -> np.ndarray:
+        s = scale * self.smooth_cells
+        lead = field.ndim - 2
+        return gaussian_filter(field, sigma=(0,) * lead + (s, s),
+                               mode=("nearest",) * (lead + 1) + ("wrap",))
+
+    @staticmethod
+    def _standardise(f: np.ndarray) -> np.ndarray:
         axes = (-2, -1)
         f = f - f.mean(axis=axes, keepdims=True)
         return f / f.std(axis=axes, keepdims=True)
@@ -218,27 +257,52 @@ class SampleGenerator:
                 return name
         return None
 
+    def regime(self, year: int, mmdd: str) -> np.ndarray:
+        """The weather regime rho in [-1, 1] of one initialisation (a large-scale field)."""
+        return np.tanh(1.5 * self._smooth(self._rng(year, mmdd, 3), scale=3.0))
+
     def state(self, target: str, year: int, mmdd: str) -> dict[str, np.ndarray]:
-        """m (anomaly), sigma (true predictive std), e (truth noise) of one initialisation."""
+        """The target process of one initialisation: ``m`` (anomaly), ``sigma`` (true
+        predictive std), ``seen`` (the anomaly the ensemble sees), ``bias`` (total mean error),
+        ``ratio`` (ensemble std / sigma), ``skew`` (right/left scale ratio of the truth) and
+        ``u`` (the truth's uniform scores)."""
         k = list(schema.TARGETS).index(target)
         rng = self._rng(year, mmdd, 1, k)
         p = TRUTH[target]
         m = p.anomaly_std * self._smooth(rng)
-        sigma = self.sigma_base[target] * np.exp(0.3 * self._smooth(rng))
-        e = rng.standard_normal(m.shape)
-        return {"m": m, "sigma": sigma, "e": e}
+        xi = self._smooth(rng)
+        if self.config.truth == "local-emos":
+            e = rng.standard_normal(m.shape)
+            return {"m": m, "sigma": self.sigma_base[target] * np.exp(0.3 * xi), "seen": m,
+                    "bias": self.bias[target], "ratio": self.ratio[target],
+                    "skew": np.ones_like(m), "u": _norm_cdf(e)}
+        rho = self.regime(year, mmdd)
+        seen = self._blur(m, 0.6)
+        dlat = np.gradient(seen, axis=0)
+        dlon = 0.5 * (np.roll(seen, -1, axis=1) - np.roll(seen, 1, axis=1))
+        grad = np.hypot(dlat, dlon)
+        flow = 0.6 + 0.4 * grad / grad.mean()
+        sigma = self.sigma_base[target] * np.exp(0.3 * xi) * flow * (1.0 + 0.25 * rho)
+        return {
+            "m": m, "sigma": sigma, "seen": seen,
+            "bias": self.bias[target] + 0.5 * p.bias_amplitude * rho,
+            "ratio": self.ratio[target] * (1.0 - 0.2 * rho),
+            "skew": np.exp(p.skew * (0.5 + 0.3 * rho)),
+            "u": _norm_cdf(self._smooth(rng, scale=0.5)),
+        }
+
+    def _centre(self, target: str, year: int, mmdd: str) -> np.ndarray:
+        t = schema.TARGETS[target]
+        valid = init_time(year, mmdd) + dt.timedelta(hours=schema.LEAD_TIME_H)
+        return self.climatology(t.variable, t.level, valid)
+
+    def oracle(self, target: str, year: int, mmdd: str) -> TwoPieceNormal:
+        """The true predictive distribution of the target (Gaussian under ``local-emos``)."""
+        s = self.state(target, year, mmdd)
+        return TwoPieceNormal.from_moments(self._centre(target, year, mmdd) + s["m"], s["sigma"], s["skew"])
 
     def truth(self, target: str, year: int, mmdd: str) -> np.ndarray:
-        t = schema.TARGETS[target]
-        valid = init_time(year, mmdd) + dt.timedelta(hours=schema.LEAD_TIME_H)
-        s = self.state(target, year, mmdd)
-        return self.climatology(t.variable, t.level, valid) + s["m"] + s["sigma"] * s["e"]
-
-    def oracle(self, target: str, year: int, mmdd: str) -> tuple[np.ndarray, np.ndarray]:
-        t = schema.TARGETS[target]
-        valid = init_time(year, mmdd) + dt.timedelta(hours=schema.LEAD_TIME_H)
-        s = self.state(target, year, mmdd)
-        return self.climatology(t.variable, t.level, valid) + s["m"], s["sigma"]
+        return self.oracle(target, year, mmdd).ppf(self.state(target, year, mmdd)["u"])
 
     def members(self, var: str, level: int | None, step: int, year: int, mmdd: str) -> np.ndarray:
         """The 10 members (10, nlat, nlon) of a variable at a level (hPa; None: surface)."""
@@ -252,15 +316,18 @@ class SampleGenerator:
         frac = step / schema.LEAD_TIME_H
         if target is not None:
             s = self.state(target, year, mmdd)
-            r = self.ratio[target]
+            spread = s["ratio"] * s["sigma"] * z
+            if self.config.truth == "flow":
+                spread = spread * SPREAD_FACTORS.reshape(-1, 1, 1)
             if step == schema.LEAD_TIME_H:
-                out = clim + self.bias[target] + s["m"] + r * s["sigma"] * z
+                out = clim + s["bias"] + s["seen"] + spread
             else:
-                out = (clim + frac * self.bias[target] + (0.5 + 0.5 * frac) * s["m"]
-                       + (0.2 + frac) * r * s["sigma"] * z)
+                out = clim + frac * s["bias"] + (0.5 + 0.5 * frac) * s["seen"] + (0.2 + frac) * spread
         else:
             noise = self._NOISE[var] * ((1000.0 / level) ** 0.5 if var == "z" and level else 1.0)
             out = clim + noise * (self._smooth(rng) + (0.2 + 0.3 * frac) * z)
+            if self.config.truth == "flow" and var in REGIME_WIND:
+                out = out + REGIME_WIND[var] * self.regime(year, mmdd)
         if var in ("q", "tcw", "tcwv", "cp", "tp"):
             out = np.maximum(out, 0.0)
         elif var == "tcc":
@@ -268,6 +335,15 @@ class SampleGenerator:
         elif var == "sst":
             out = np.where(self.land[None], np.nan, out)
         return out
+
+
+def _norm_cdf(z: np.ndarray) -> np.ndarray:
+    return 0.5 * (1.0 + erf(z / np.sqrt(2.0)))
+
+
+#: variables of SAMPLE_{target}_oracle.nc that describe the oracle distribution
+ORACLE_FIELDS = {"mu": "mean", "sigma": "std", "loc": "mode (two-piece normal loc)",
+                 "scale_left": "left scale", "scale_right": "right scale"}
 
 
 # -- writers ------------------------------------------------------------------------------
@@ -293,7 +369,7 @@ def write_netcdf_layout(gen: SampleGenerator, out_dir: Path) -> list[Path]:
     }
     members = {t: np.empty((schema.MEMBERS, nt, *shape), np.float32) for t in schema.TARGETS}
     truth = {t: np.empty((nt, *shape), np.float32) for t in schema.TARGETS}
-    oracle = {t: np.empty((2, nt, *shape), np.float32) for t in schema.TARGETS}
+    oracle = {t: np.empty((5, nt, *shape), np.float32) for t in schema.TARGETS}
     for i, (year, mmdd) in enumerate(tqdm(pairs, desc="sample netCDF", unit="init", leave=False)):
         for kind in ("pl", "sfc"):
             for var in schema.VARIABLES[kind]:
@@ -307,7 +383,8 @@ def write_netcdf_layout(gen: SampleGenerator, out_dir: Path) -> list[Path]:
                         members[name][:, i] = x
         for t in schema.TARGETS:
             truth[t][i] = gen.truth(t, year, mmdd)
-            oracle[t][:, i] = np.stack(gen.oracle(t, year, mmdd))
+            o = gen.oracle(t, year, mmdd)
+            oracle[t][:, i] = np.stack([o.mean, o.std, o.loc, o.scale_left, o.scale_right])
     written = []
     coords = _coords(gen) | {"time": time_coord(valid)}
     plev = ("plev", np.array(levels, dtype=np.float64) * 100.0,
@@ -337,15 +414,20 @@ def write_netcdf_layout(gen: SampleGenerator, out_dir: Path) -> list[Path]:
         written.append(write_efi(efi, valid, gen.lat, gen.lon, name, out_dir, cfg))
         ods = xr.Dataset(
             {
-                "mu": (("time", "lat", "lon"), oracle[name][0], {"long_name": "oracle predictive mean"}),
-                "sigma": (("time", "lat", "lon"), oracle[name][1], {"long_name": "oracle predictive std"}),
-                "bias": (("lat", "lon"), gen.bias[name].astype(np.float32), {"long_name": "bias of the raw 48 h ensemble"}),
+                **{key: (("time", "lat", "lon"), oracle[name][j], {"long_name": f"oracle predictive {what}"})
+                   for j, (key, what) in enumerate(ORACLE_FIELDS.items())},
+                "bias": (("lat", "lon"), gen.bias[name].astype(np.float32),
+                         {"long_name": "bias of the raw 48 h ensemble (its static part under the flow truth)"}),
                 "dispersion_ratio": (("lat", "lon"), gen.ratio[name].astype(np.float32),
-                                     {"long_name": "raw ensemble std / true predictive std"}),
+                                     {"long_name": "raw ensemble std / true predictive std (static part)"}),
             },
             coords=coords,
         )
-        ods.attrs = _global_attrs(f"sample generator oracle for {name}", cfg)
+        ods.attrs = _global_attrs(f"sample generator oracle for {name}", cfg) | {
+            "truth_process": cfg.truth,
+            "distribution": "two-piece normal (mode loc, scales scale_left/scale_right; "
+                            "Gaussian where they are equal)",
+        }
         written.append(write_netcdf(ods, out_dir / schema.oracle_file_name(name)))
     return written
 
@@ -354,7 +436,7 @@ def _global_attrs(title: str, cfg: SampleConfig) -> dict:
     return {
         "title": title,
         "Conventions": "CF-1.8",
-        "source": f"stratoflow ens10 make-sample (grid {cfg.grid} deg, seed {cfg.seed})",
+        "source": f"stratoflow ens10 make-sample (grid {cfg.grid} deg, seed {cfg.seed}, truth {cfg.truth})",
     }
 
 
@@ -368,6 +450,7 @@ def make_sample(
     grib_years: tuple[int, int] | str | None = None,
     grib_levels: Sequence[int] = schema.PRESSURE_LEVELS,
     layouts: Sequence[str] = ("grib", "netcdf"),
+    truth: str = "flow",
 ) -> Path:
     """Write a sample dataset to ``out_dir`` (``grib/`` and/or ``netcdf/``); returns ``out_dir``."""
     from ens10.io.grib_writer import write_grib_layout
@@ -378,7 +461,7 @@ def make_sample(
         grib_years = parse_years(grib_years)
     cfg = SampleConfig(grid=grid, years=tuple(years), n_dates=n_dates, seed=seed,
                        grib_dates=grib_dates, grib_years=grib_years,
-                       grib_levels=tuple(grib_levels), layouts=tuple(layouts))
+                       grib_levels=tuple(grib_levels), layouts=tuple(layouts), truth=truth)
     out = Path(out_dir)
     check_output_dir(out, "sample output folder")
     gen = SampleGenerator(cfg)

@@ -71,10 +71,14 @@ TARGETS: dict[str, Target] = {
     "t2m": Target("t2m", "sfc", "t2m", None, "ERA5_sfc_t2m.nc", "T2M"),
 }
 
-# Model selection and early stopping use validation years only; test years are never looked at
-# during training (the reference code selected on the test years; we do not).
+# The reference split (ENS-10's baseline code): train 1998-2015, test 2016-2017. Model selection
+# uses a validation carve-out inside the training years: a model is fitted on the "fit" years
+# with early stopping on the "validation" years, then refitted on all training years for the
+# selected number of epochs (ens10.train). Test years are never looked at during training (the
+# reference code selected on the test years; we do not).
 SPLITS: dict[str, tuple[int, int]] = {
-    "train": (1998, 2013),
+    "train": (1998, 2015),
+    "fit": (1998, 2013),
     "validation": (2014, 2015),
     "test": (2016, 2017),
 }

@@ -1,15 +1,23 @@
-"""Training of the baselines: deterministic seeds, per-epoch checkpoints, resume, early stopping
-on the validation years (never the test years).
+"""Training of the baselines on the reference split: deterministic seeds, per-epoch checkpoints,
+resume, model selection inside the training years (never the test years).
+
+Selection: the model is fitted on the ``fit`` years (1998-2013) with early stopping on the
+``validation`` carve-out (2014-2015). Refit (default): a fresh model with the same seed is then
+trained on all ``train`` years (1998-2015, the reference code's training period) for the number
+of epochs that was best on the carve-out, with the normalisation of those years; that is the
+exported model. ``refit=False`` exports the best-validation weights of the selection run.
 
 Exported checkpoint ``{out_dir}/{model}_{target}.pt`` (``torch.load(path, weights_only=True)``):
 
     {"model": "mlp", "target": "t850", "config": {...TrainConfig...},
-     "state_dict": {...best-validation weights...},
+     "state_dict": {...refitted (or best-validation) weights...},
      "normalisation": {"channel_mean": [...], "channel_std": [...], "target_loc": float,
                        "target_scale": float, "emos_loc": Tensor(H, W),
                        "emos_spread": Tensor(H, W), "n_location": 3},
      "inputs": ["Z_mean", "Z_std", ..., "loc_cos_lat_cos_lon"],
-     "grid": {"lat": [...], "lon": [...]}, "history": [{"epoch", "train_crps", "val_crps"}...]}
+     "grid": {"lat": [...], "lon": [...]},
+     "history": [{"epoch", "train_crps", "val_crps", "seconds"}...],   # the selection run
+     "refit": {"years": [1998, 2015], "epochs": int, "train_crps": [...], "seconds": [...]} | None}
 
 Predictor channel k is ``(value - channel_mean[k]) / channel_std[k]`` (NaN -> 0); see
 :mod:`ens10.baselines.models` for what each model computes from them.
@@ -55,6 +63,7 @@ class TrainConfig:
     seed: int = 0
     patience: int = 5  # epochs without validation improvement before stopping
     hidden: int = 32
+    refit: bool = True  # retrain on all training years for the selected number of epochs
 
     def __post_init__(self) -> None:
         if self.model not in MODELS:
@@ -72,6 +81,8 @@ class TrainConfig:
             and math.isfinite(self.lr) and self.lr > 0
         ):
             raise ENS10DataError(f"lr={self.lr!r}: the learning rate must be a positive number")
+        if not isinstance(self.refit, bool):
+            raise ENS10DataError(f"refit={self.refit!r}: give True or False")
 
     @property
     def learning_rate(self) -> float:
@@ -210,6 +221,59 @@ def _evaluate_loss(model, data: FieldTensors, loss_fn, batch_size: int) -> float
     return total / n
 
 
+class _Trainer:
+    """One model being fitted: its network, optimiser and loss on one training split."""
+
+    def __init__(self, cfg: TrainConfig, arrays, norm: dict) -> None:
+        torch.manual_seed(cfg.seed)
+        self.cfg = cfg
+        self.data = FieldTensors(arrays, norm)
+        self.net = build_model(cfg.model, len(arrays.inputs), arrays.obs.shape[1:], norm,
+                               **cfg.model_kwargs())
+        self.loss_fn = GaussianCRPSLoss(torch.from_numpy(latitude_weights(arrays.lat).astype(np.float32)))
+        self.full_batch = getattr(self.net, "full_batch", False)
+        if self.full_batch:
+            self.opt = torch.optim.LBFGS(self.net.parameters(), lr=cfg.learning_rate, max_iter=40,
+                                         history_size=20, line_search_fn="strong_wolfe")
+        else:
+            self.opt = torch.optim.Adam(self.net.parameters(), lr=cfg.learning_rate)
+
+    def epoch(self, epoch: int) -> float:
+        """Train one epoch (numbered from 0: it seeds the batch order); the mean training CRPS."""
+        net, data, loss_fn, opt, cfg = self.net, self.data, self.loss_fn, self.opt, self.cfg
+        net.train()
+        if self.full_batch:
+            def closure():
+                opt.zero_grad()
+                x, mean, std, obs, mem = data.batch(slice(None))
+                loss = loss_fn(*net(x, mean, std, mem), obs)
+                loss.backward()
+                return loss
+
+            return float(opt.step(closure).detach())
+        g = torch.Generator().manual_seed(cfg.seed * 100003 + epoch)
+        order = torch.randperm(len(data), generator=g)
+        tot = 0.0
+        for start in range(0, len(order), cfg.batch_size):
+            idx = order[start:start + cfg.batch_size]
+            x, mean, std, obs, mem = data.batch(idx)
+            opt.zero_grad()
+            loss = loss_fn(*net(x, mean, std, mem), obs)
+            loss.backward()
+            opt.step()
+            tot += float(loss.detach()) * len(idx)
+        return tot / len(order)
+
+    def score(self, data: FieldTensors) -> float:
+        self.net.eval()
+        return _evaluate_loss(self.net, data, self.loss_fn, self.cfg.batch_size)
+
+
+def _best_epochs(history: list[dict]) -> int:
+    """The epoch count with the lowest validation CRPS (the first of equals)."""
+    return min(history, key=lambda h: h["val_crps"])["epoch"]
+
+
 def train(
     model: str,
     target: str,
@@ -219,40 +283,32 @@ def train(
     resume: bool = True,
     **overrides,
 ) -> Path:
-    """Train ``model`` for ``target`` on ``data_dir`` (preprocessed layout); returns the exported
-    checkpoint ``out_dir/{model}_{target}.pt``. Resumes from ``out_dir/{model}_{target}.last.pt``
-    when its config matches (except ``epochs``, so a finished run can be extended)."""
+    """Train ``model`` for ``target`` on ``data_dir`` (preprocessed layout; module docstring for
+    the selection and the refit); returns the exported checkpoint ``out_dir/{model}_{target}.pt``.
+    The selection run resumes from ``out_dir/{model}_{target}.last.pt`` when its config matches
+    (except ``epochs``, so a finished run can be extended)."""
     cfg = TrainConfig(model=model, target=target, epochs=epochs, **overrides)
     out_dir = Path(out_dir)
     check_output_dir(out_dir, "checkpoint folder")
     final = out_dir / f"{model}_{target}.pt"
     last_path = out_dir / f"{model}_{target}.last.pt"
-    torch.manual_seed(cfg.seed)
     np.random.seed(cfg.seed)
     needs_members = model == "transformer"
     t0 = time.perf_counter()
-    train_arr = load_split(data_dir, target, "train", members=needs_members)
+    fit_arr = load_split(data_dir, target, "fit", members=needs_members)
     val_arr = load_split(data_dir, target, "validation", members=needs_members)
-    norm = fit_normalisation(train_arr)
-    train_data, val_data = FieldTensors(train_arr, norm), FieldTensors(val_arr, norm)
-    log.info("%s/%s: %d train and %d validation fields loaded in %.1f s", model, target,
-             len(train_data), len(val_data), time.perf_counter() - t0)
-    shape = train_arr.obs.shape[1:]
-    net = build_model(model, len(train_arr.inputs), shape, norm, **cfg.model_kwargs())
-    loss_fn = GaussianCRPSLoss(torch.from_numpy(latitude_weights(train_arr.lat).astype(np.float32)))
-    full_batch = getattr(net, "full_batch", False)
-    if full_batch:
-        opt = torch.optim.LBFGS(net.parameters(), lr=cfg.learning_rate, max_iter=40,
-                                history_size=20, line_search_fn="strong_wolfe")
-    else:
-        opt = torch.optim.Adam(net.parameters(), lr=cfg.learning_rate)
+    norm = fit_normalisation(fit_arr)
+    run = _Trainer(cfg, fit_arr, norm)
+    val_data = FieldTensors(val_arr, norm)
+    log.info("%s/%s: %d fit and %d validation fields loaded in %.1f s", model, target,
+             len(run.data), len(val_data), time.perf_counter() - t0)
     state = {"epoch": 0, "best_val": float("inf"), "best_state": None, "history": [], "bad": 0}
     if resume and last_path.is_file():
         last = load_checkpoint(last_path, kind="state")
         same = {k: v for k, v in last["config"].items() if k != "epochs"}
         if same == {k: v for k, v in dataclasses.asdict(cfg).items() if k != "epochs"}:
-            net.load_state_dict(last["state_dict"])
-            opt.load_state_dict(last["optimizer"])
+            run.net.load_state_dict(last["state_dict"])
+            run.opt.load_state_dict(last["optimizer"])
             state = last["state"]
             log.info("resuming %s from epoch %d", last_path, state["epoch"])
         else:
@@ -262,54 +318,47 @@ def train(
     for epoch in progress:
         if state["bad"] >= cfg.patience:
             break
-        net.train()
         te = time.perf_counter()
-        if full_batch:
-            def closure():
-                opt.zero_grad()
-                x, mean, std, obs, mem = train_data.batch(slice(None))
-                loss = loss_fn(*net(x, mean, std, mem), obs)
-                loss.backward()
-                return loss
-
-            train_loss = float(opt.step(closure).detach())
-        else:
-            g = torch.Generator().manual_seed(cfg.seed * 100003 + epoch)
-            order = torch.randperm(len(train_data), generator=g)
-            tot = 0.0
-            for start in range(0, len(order), cfg.batch_size):
-                idx = order[start:start + cfg.batch_size]
-                x, mean, std, obs, mem = train_data.batch(idx)
-                opt.zero_grad()
-                loss = loss_fn(*net(x, mean, std, mem), obs)
-                loss.backward()
-                opt.step()
-                tot += float(loss.detach()) * len(idx)
-            train_loss = tot / len(order)
-        net.eval()
-        val = _evaluate_loss(net, val_data, loss_fn, cfg.batch_size)
+        train_loss = run.epoch(epoch)
+        val = run.score(val_data)
         state["history"].append({"epoch": epoch + 1, "train_crps": train_loss, "val_crps": val,
                                  "seconds": time.perf_counter() - te})
         if not np.isfinite(state["best_val"]) or val < state["best_val"] - 1e-6 * abs(state["best_val"]):
             state["best_val"], state["bad"] = val, 0
-            state["best_state"] = {k: v.detach().clone() for k, v in net.state_dict().items()}
+            state["best_state"] = {k: v.detach().clone() for k, v in run.net.state_dict().items()}
         else:
             state["bad"] += 1
         state["epoch"] = epoch + 1
         progress.set_postfix(train=f"{train_loss:.4g}", val=f"{val:.4g}")
-        save_atomic({"config": dataclasses.asdict(cfg), "state_dict": net.state_dict(),
-                     "optimizer": opt.state_dict(), "state": state}, last_path)
+        save_atomic({"config": dataclasses.asdict(cfg), "state_dict": run.net.state_dict(),
+                     "optimizer": run.opt.state_dict(), "state": state}, last_path)
+    weights, arrays, refit = state["best_state"] or run.net.state_dict(), fit_arr, None
+    if cfg.refit:
+        arrays = load_split(data_dir, target, "train", members=needs_members)
+        norm = fit_normalisation(arrays)
+        full = _Trainer(cfg, arrays, norm)
+        refit = {"years": list(schema.SPLITS["train"]), "epochs": _best_epochs(state["history"]),
+                 "train_crps": [], "seconds": []}
+        for epoch in tqdm(range(refit["epochs"]), desc=f"refit {model}/{target}", unit="epoch",
+                          leave=False):
+            te = time.perf_counter()
+            refit["train_crps"].append(full.epoch(epoch))
+            refit["seconds"].append(time.perf_counter() - te)
+        weights = full.net.state_dict()
     ckpt = {
         "model": model,
         "target": target,
         "config": dataclasses.asdict(cfg),
-        "state_dict": state["best_state"] or net.state_dict(),
+        "state_dict": weights,
         "normalisation": norm,
-        "inputs": list(train_arr.inputs),
-        "grid": {"lat": train_arr.lat.tolist(), "lon": train_arr.lon.tolist()},
+        "inputs": list(arrays.inputs),
+        "grid": {"lat": arrays.lat.tolist(), "lon": arrays.lon.tolist()},
         "history": state["history"],
+        "refit": refit,
     }
     save_atomic(ckpt, final)
-    log.info("%s/%s: best validation CRPS %.4g after %d epochs -> %s", model, target,
-             state["best_val"], state["epoch"], final)
+    log.info("%s/%s: best validation CRPS %.4g after %d epochs%s -> %s", model, target,
+             state["best_val"], state["epoch"],
+             f", refitted on {len(arrays.obs)} fields for {refit['epochs']} epochs" if refit else "",
+             final)
     return final

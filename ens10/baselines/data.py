@@ -49,7 +49,7 @@ def split_years(split: str) -> tuple[int, int]:
 
 
 def load_split(data_dir: Path | str, target: str, split: str, members: bool = False) -> SplitArrays:
-    """Read the predictors and targets of ``split`` ('train', 'validation', 'test')."""
+    """Read the predictors and targets of ``split`` (a name of :data:`ens10.schema.SPLITS`)."""
     t = schema.target(target)
     years = split_years(split)
     fields = target_fields(data_dir, target, years=years).load()

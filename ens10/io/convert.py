@@ -62,7 +62,7 @@ def preprocess(
     era5_dir: Path | str | None = None,
     targets: Sequence[str] = tuple(schema.TARGETS),
     dates: Sequence[str] | None = None,
-    climate_years: tuple[int, int] = (schema.SPLITS["train"][0], schema.SPLITS["validation"][1]),
+    climate_years: tuple[int, int] = schema.SPLITS["train"],
 ) -> list[Path]:
     """Convert the raw layout in ``raw_dir`` into the preprocessed layout in ``out_dir``."""
     raw_dir, out_dir = Path(raw_dir), Path(out_dir)

@@ -207,14 +207,20 @@ def open_efi(root: Path | str, target: str, years=None, chunks: dict | None = No
 
 
 def open_oracle(root: Path | str, target: str) -> xr.Dataset | None:
-    """The sample generator's optimal forecast ``mu``, ``sigma`` (time, lat, lon) of ``target``
-    (``SAMPLE_{target}_oracle.nc``), or None when ``root`` is not a sample."""
+    """The sample generator's optimal forecast of ``target`` (``SAMPLE_{target}_oracle.nc``):
+    ``mu``, ``sigma`` (mean and std) and the two-piece normal ``loc``, ``scale_left``,
+    ``scale_right`` (time, lat, lon; Gaussian ``loc = mu``, scales ``sigma`` for files that hold
+    only ``mu`` and ``sigma``), or None when ``root`` is not a sample."""
     path = Path(root) / schema.oracle_file_name(target)
     if not path.is_file():
         return None
     ds = _open(path, f"{target} oracle", None)
     dims = ("time", "lat", "lon")
     out = xr.Dataset({n: _variable(ds, n, dims, path) for n in ("mu", "sigma")})
+    if "loc" in ds:
+        out = out.assign({n: _variable(ds, n, dims, path) for n in ("loc", "scale_left", "scale_right")})
+    else:
+        out = out.assign(loc=out["mu"], scale_left=out["sigma"], scale_right=out["sigma"])
     return _increasing_lat(out)
 
 

@@ -24,6 +24,16 @@ def sample_nc(tmp_path_factory):
     return out / "netcdf"
 
 
+@pytest.fixture(scope="session")
+def sample_local_emos(tmp_path_factory):
+    """Preprocessed layout of a full-period sample whose truth lies in the local-EMOS family
+    (6 dates a year: 96 training initialisations per grid point)."""
+    out = tmp_path_factory.mktemp("ens10_local_emos")
+    make_sample(out, grid=TRAIN_GRID, years=(1998, 2017), n_dates=6, layouts=("netcdf",),
+                truth="local-emos")
+    return out / "netcdf"
+
+
 GRIB_SAMPLE = {"grid": TRAIN_GRID, "years": (2016, 2017), "n_dates": 2, "grib_dates": 1,
                "grib_levels": (500, 850)}
 

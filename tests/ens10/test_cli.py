@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from ens10 import ENS10DataError
+from ens10 import ENS10DataError, sample
 from workflows.commands import ens10 as ens10_command
+from workflows.commands.ens10 import TRUTH_PROCESSES
 from workflows.errors import is_user_error
 
 
@@ -32,14 +33,19 @@ def test_help_lists_the_actions(capsys):
 
 
 def test_make_sample_and_user_errors(tmp_path):
-    """make-sample writes the netCDF layout (2 years, 30-degree grid: 7 x 12 points);
+    """make-sample writes the netCDF layout (2 years, 30-degree grid: 7 x 12 points) with the
+    chosen truth process;
     training on an empty folder raises the user-facing ENS10DataError naming the missing file."""
     args = _parser().parse_args(["ens10", "make-sample", str(tmp_path / "s"), "--grid", "30",
-                                 "--years", "2016-2017", "--dates", "1", "--layouts", "netcdf"])
+                                 "--years", "2016-2017", "--dates", "1", "--layouts", "netcdf",
+                                 "--truth", "local-emos"])
     assert args.handler(args) == 0
     with xr.open_dataset(tmp_path / "s" / "netcdf" / "ENS10_sfc_mean.nc") as ds:
         assert dict(ds.sizes) == {"time": 2, "lat": 7, "lon": 12}
         assert np.isnan(ds["SSTK"].values).any() and np.isfinite(ds["T2M"].values).all()
+    with xr.open_dataset(tmp_path / "s" / "netcdf" / "SAMPLE_t2m_oracle.nc") as ds:
+        assert ds.attrs["truth_process"] == "local-emos"
+    assert TRUTH_PROCESSES == sample.TRUTH_PROCESSES  # the CLI's copy of the choices
     (tmp_path / "empty").mkdir()
     args = _parser().parse_args(["ens10", "train", "--model", "mlp", "--target", "t2m",
                                  "--data", str(tmp_path / "empty")])

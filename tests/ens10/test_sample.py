@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
+import scoringrules as sr
 import xarray as xr
+from scipy.special import erf
+from scipy.stats import skew
 
 import ens10
 from ens10 import schema
 from ens10.io.preprocessed import target_fields
-from ens10.metrics import crps_gaussian
 
 
 def _oracle(root, target):
@@ -16,28 +19,73 @@ def _oracle(root, target):
     return ds.isel(lat=slice(None, None, -1))  # files are north -> south, loaders south -> north
 
 
-def test_ensemble_is_biased_and_underdispersive_by_the_known_amount(sample_grib):
-    """mean - bias = oracle mu and std / r = oracle sigma (float32 round-off: rtol 1e-5), for
-    every target; the raw ensemble is under-dispersive (r in [0.5, 0.8])."""
-    root = sample_grib / "netcdf"
+def test_local_emos_truth_is_biased_and_underdispersive_by_the_known_amount(sample_local_emos):
+    """Truth 'local-emos': mean - bias = oracle mu and std / r = oracle sigma (float32 round-off:
+    rtol 1e-5), for every target; the raw ensemble is under-dispersive (r in [0.5, 0.8]); the
+    oracle is Gaussian (equal scales)."""
     for target in schema.TARGETS:
-        f = target_fields(root, target).load()
-        o = _oracle(root, target)
+        f = target_fields(sample_local_emos, target).load()
+        o = _oracle(sample_local_emos, target)
         np.testing.assert_allclose(f["mean"] - o["bias"], o["mu"], rtol=1e-5, atol=1e-5 * float(abs(o["mu"]).max()))
         np.testing.assert_allclose(f["std"] / o["dispersion_ratio"], o["sigma"], rtol=1e-5)
+        np.testing.assert_array_equal(o["scale_left"], o["scale_right"])
         r = o["dispersion_ratio"].values
         assert 0.5 <= r.min() and r.max() <= 0.8
 
 
-def test_oracle_crps_is_the_analytic_expectation(sample_nc):
-    """The truth is drawn from the oracle: mean CRPS(oracle) equals mean(sigma)/sqrt(pi), the
-    expected CRPS of a calibrated Gaussian; tolerance 4 standard errors."""
+def _expected_crps(loc, s1, s2, points: int = 2001):
+    """E_{Y~F} CRPS(F, Y) = integral F (1 - F) dx, with F the two-piece normal CDF written from
+    its definition, by the trapezoidal rule over loc - 9 s1 .. loc + 9 s2."""
+    u = np.linspace(0.0, 1.0, points)
+    x = (loc - 9 * s1)[..., None] + ((9 * s1 + 9 * s2)[..., None]) * u
+    z = np.where(x < loc[..., None], (x - loc[..., None]) / s1[..., None], (x - loc[..., None]) / s2[..., None])
+    scale = np.where(x < loc[..., None], s1[..., None], s2[..., None])
+    cdf = np.where(x < loc[..., None], 0.0, (s1 - s2)[..., None] / (s1 + s2)[..., None]) + (
+        2 * scale / (s1 + s2)[..., None] * 0.5 * (1 + erf(z / np.sqrt(2))))
+    return np.trapezoid(cdf * (1 - cdf), x, axis=-1)
+
+
+@pytest.mark.parametrize(("fixture", "target"), [("sample_nc", "t850"), ("sample_nc", "t2m"),
+                                                 ("sample_local_emos", "t850")])
+def test_the_truth_is_drawn_from_the_oracle(request, fixture, target):
+    """Mean CRPS of the oracle at the truth (scoringrules crps_2pnormal) equals the mean of its
+    expected CRPS integral F (1 - F) (quadrature), as it must when the truth is drawn from the
+    oracle; tolerance 4 standard errors (flow truth: spatially correlated draws, so the standard
+    error is taken over initialisation means)."""
+    root = request.getfixturevalue(fixture)
+    f = target_fields(root, target).load()
+    o = _oracle(root, target)
+    loc, s1, s2 = (o[n].values.astype(np.float64) for n in ("loc", "scale_left", "scale_right"))
+    c = sr.crps_2pnormal(f["obs"].values.astype(np.float64), s1, s2, loc)
+    diff = (c - _expected_crps(loc, s1, s2)).mean(axis=(1, 2))
+    assert abs(diff.mean()) < 4 * diff.std() / np.sqrt(diff.size)
+
+
+def test_flow_truth_is_skewed_per_target(sample_nc):
+    """Flow truth: the standardised truth (obs - mu) / sigma has the skewness sign of each
+    target's two-piece ratio (t2m cold tail: negative; t850, z500: positive), |skewness| > 0.1,
+    and mean 0 / std 1 within 0.02."""
+    for target, sign in (("t2m", -1), ("t850", 1), ("z500", 1)):
+        e = ((target_fields(sample_nc, target)["obs"] - _oracle(sample_nc, target)["mu"])
+             / _oracle(sample_nc, target)["sigma"]).values.ravel()
+        assert abs(e.mean()) < 0.02 and abs(e.std() - 1) < 0.02
+        assert sign * skew(e) > 0.1
+
+
+def test_flow_truth_is_outside_the_local_emos_family(sample_nc):
+    """Flow truth: at every grid point, the best affine correction of the ensemble mean (least
+    squares over all initialisations, the best any per-point EMOS mean can do) leaves an error
+    variance at least 10% above the oracle's sigma^2 on average; the ensemble std / oracle sigma
+    is not a fixed per-point ratio (its time variation at a point exceeds 5%)."""
     f = target_fields(sample_nc, "t850").load()
     o = _oracle(sample_nc, "t850")
-    c = crps_gaussian(o["mu"].values, o["sigma"].values, f["obs"].values)
-    expected = o["sigma"].values / np.sqrt(np.pi)
-    diff = c - expected
-    assert abs(diff.mean()) < 4 * diff.std() / np.sqrt(diff.size)
+    mean, obs, std = (f[n].values.astype(np.float64) for n in ("mean", "obs", "std"))
+    xm, ym = mean - mean.mean(0), obs - obs.mean(0)
+    slope = (xm * ym).sum(0) / (xm * xm).sum(0)
+    residual = ((ym - slope * xm) ** 2).mean(0)
+    assert residual.mean() > 1.1 * (o["sigma"].values.astype(np.float64) ** 2).mean()
+    ratio = std / o["sigma"].values
+    assert (ratio.std(0) / ratio.mean(0)).mean() > 0.05
 
 
 def test_members_file_matches_mean_and_std(sample_nc):
