@@ -1,21 +1,27 @@
-"""Cubed-sphere halo exchange vs. raw MPI: run under ``mpiexec -n 6 stratoflow bench halo``.
+"""Cubed-sphere halo exchange vs. pace-util and raw MPI: ``mpiexec -n 6 stratoflow bench halo``.
 
 For each case (C48, C96 tiles; 79 levels; 3 cell-centred scalars + one D-grid vector pair;
 halo depth 3; float64) the exchange is timed (median over repeats of the slowest rank's time
 per exchange) next to raw non-blocking sends/receives of contiguous buffers carrying the same
-bytes between the same rank pairs -- the limit. All packings (slicing, MPI datatypes, node
-shared memory) are timed, and the one the one-time measurement picks (``auto``) is reported. The STREAM triad is
-measured in the same run (on rank 0 while the other ranks sleep).
+bytes between the same rank pairs -- the limit -- and next to pace-util 0.9.0's HaloUpdater on
+the same arrays, run as an MPI job of its own from a venv of its own (created once; see
+``benchmarks/peers_halo``). All packings are timed, and the one the one-time measurement picks
+(``auto``) is reported. The order is stratoflow, pace-util, stratoflow again. The STREAM triad
+is measured in the same run (on rank 0 while the other ranks sleep). ``--weak-scaling`` adds a
+larger run (e.g. 24 ranks, layout 2) to the JSON of an earlier one and regenerates the page.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
+import resource
 import statistics
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,23 +31,29 @@ from benchmarks.common import (
     DOCS_BENCH,
     BenchmarkError,
     machine_info,
-    markdown_table,
     stream_triad,
     write_json,
     write_markdown,
 )
+from benchmarks.peers_halo import pace_venv, report
+from benchmarks.peers_halo.pace_worker import FIELDS, N_SCALARS, field_shapes
 
 NAME = "halo"
-HELP = "cubed-sphere halo exchange vs. raw MPI (run under mpiexec -n 6)"
-COMMAND = "mpiexec -n 6 stratoflow bench halo --json halo.json"
+HELP = "cubed-sphere halo exchange vs. pace-util and raw MPI (run under mpiexec -n 6)"
+COMMAND = "mpiexec -n 6 stratoflow bench halo"
+DEFAULT_JSON = DOCS_BENCH / "halo.json"
+ROUNDS = 3  # interleave the variants against drift on a shared machine
 log = logging.getLogger(__name__)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--json", type=Path, help="write the results as JSON to this file")
+    parser.add_argument(
+        "--json", type=Path, default=DEFAULT_JSON,
+        help="results JSON (default: docs/benchmarks/halo.json, next to the Markdown)",
+    )
     parser.add_argument(
         "--markdown", type=Path, default=DOCS_BENCH / "halo.md",
-        help="Markdown table to write (default: docs/benchmarks/halo.md)",
+        help="Markdown page to write (default: docs/benchmarks/halo.md)",
     )
     parser.add_argument("--cases", default="48,96", help="tile sizes N of the C<N> cases (48,96)")
     parser.add_argument("--levels", type=int, default=79, help="vertical levels (79)")
@@ -50,6 +62,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--halo", type=int, default=3, help="halo depth (3)")
     parser.add_argument("--repeats", type=int, default=30, help="timed exchanges per variant (30)")
     parser.add_argument("--no-stream", action="store_true", help="skip the STREAM triad")
+    parser.add_argument("--no-pace", action="store_true", help="skip the pace-util comparison")
+    parser.add_argument(
+        "--pace-venv", type=Path, default=pace_venv.DEFAULT_VENV,
+        help="venv for pace-util 0.9.0, created there with pip if it lacks it "
+             "(default: .stratoflow_cache/pace-venv)",
+    )
+    parser.add_argument(
+        "--weak-scaling", action="store_true",
+        help="add this run (e.g. mpiexec -n 24 ... --layout 2 --cases 96) as the weak-scaling "
+             "section of the earlier run's --json file and regenerate the page from it",
+    )
 
 
 def _timed(comm: Any, fn: Callable[[], None], repeats: int, warmup: int = 3) -> list[float]:
@@ -80,55 +103,132 @@ def _raw_exchange(comm: Any, ex: Any) -> Callable[[], None]:
     return run
 
 
-def _case(comm: Any, n_tile: int, args: argparse.Namespace) -> dict[str, Any]:
-    from mapping.cluster import CubedSpherePartitioner, HaloExchange, ScalarHalo, VectorHalo
+def exchange_arrays(n: int, n_halo: int, levels: int, seed: int) -> dict[str, np.ndarray]:
+    """The exchange's arrays (random float64), shaped as the pace-util worker shapes its own."""
+    rng = np.random.default_rng(seed)
+    return {name: rng.standard_normal(shape)
+            for name, shape in field_shapes(n, n_halo, levels).items()}  # fmt: skip
+
+
+def exchange_specs(arrays: dict[str, np.ndarray], n_halo: int) -> list[Any]:
+    """3 ScalarHalo + one D-grid VectorHalo over ``arrays`` (:data:`FIELDS` order)."""
+    from mapping.cluster import ScalarHalo, VectorHalo
+
+    names = [name for name, _, _ in FIELDS]
+    scalars = [ScalarHalo(arrays[k], n_halo=n_halo) for k in names[:N_SCALARS]]
+    u, v = (arrays[k] for k in names[N_SCALARS:])
+    return [*scalars, VectorHalo(u, v, n_halo=n_halo, grid="D")]
+
+
+@dataclass
+class CaseSetup:
+    """One case's exchanges (built once, timed before and after pace-util) and raw MPI."""
+
+    n_tile: int
+    cells_per_rank: int
+    exchanges: dict[str, Any]
+    auto: Any
+    raw: Callable[[], None]
+
+
+def _setup(comm: Any, n_tile: int, args: argparse.Namespace) -> CaseSetup:
+    from mapping.cluster import CubedSpherePartitioner, HaloExchange
 
     part = CubedSpherePartitioner((args.layout, args.layout))
-    h, nz = args.halo, args.levels
     n = n_tile // args.layout
-    rng = np.random.default_rng(comm.rank)
-    scalars = [rng.standard_normal((n + 2 * h, n + 2 * h, nz)) for _ in range(3)]
-    u = rng.standard_normal((n + 2 * h, n + 1 + 2 * h, nz))
-    v = rng.standard_normal((n + 1 + 2 * h, n + 2 * h, nz))
+    arrays = exchange_arrays(n, args.halo, args.levels, comm.rank)
+    specs = exchange_specs(arrays, args.halo)
+    exchanges = {p: HaloExchange(comm, part, specs, packing=p) for p in report.PACKINGS}
+    auto = HaloExchange(comm, part, specs, packing="auto")
+    return CaseSetup(n_tile, n, exchanges, auto, _raw_exchange(comm, auto))
 
-    def specs() -> list:
-        return [ScalarHalo(q, n_halo=h) for q in scalars] + [VectorHalo(u, v, n_halo=h, grid="D")]
 
-    row: dict[str, Any] = {"case": f"C{n_tile}", "ranks": part.total_ranks, "levels": nz,
-                           "halo": h}
-    exchanges = {
-        p: HaloExchange(comm, part, specs(), packing=p) for p in ("slicing", "datatypes", "shared")
-    }
-    auto = HaloExchange(comm, part, specs(), packing="auto")
-    raw = _raw_exchange(comm, auto)
-    times: dict[str, list[float]] = {"raw": [], "slicing": [], "datatypes": [], "shared": []}
-    rounds = 3  # interleave the variants against drift on a shared machine
-    for _ in range(rounds):
-        times["raw"] += _timed(comm, raw, args.repeats // rounds)
-        for p, ex in exchanges.items():
-            ex.reset_timers()
-            times[p] += _timed(comm, ex.update, args.repeats // rounds)
-    med = {k: 1e3 * statistics.median(v) for k, v in times.items()}
-    chosen = auto.packing_choice
-    sent = sum(auto.message_bytes().values())
-    total_bytes = comm.allreduce_sum(sent) if hasattr(comm, "allreduce_sum") else sent
-    row.update(
-        packing=chosen,
-        median_ms=med[chosen],
-        raw_mpi_median_ms=med["raw"],
-        ratio_to_raw=med[chosen] / med["raw"],
-        slicing_median_ms=med["slicing"],
-        datatypes_median_ms=med["datatypes"],
-        shared_median_ms=med["shared"],
-        one_time_measurement_ms={k: 1e3 * s for k, s in auto.packing_times.items()},
-        bytes_sent_per_rank=sent,
-        bytes_sent_all_ranks=total_bytes,
-        phases_ms={
+def _time_pass(comm: Any, case: CaseSetup, args: argparse.Namespace) -> dict[str, Any]:
+    """One pass over the variants (interleaved rounds): samples in ms and the case's facts."""
+    times: dict[str, list[float]] = {"raw": [], **{p: [] for p in case.exchanges}}
+    for ex in case.exchanges.values():
+        ex.reset_timers()
+    for _ in range(ROUNDS):
+        times["raw"] += _timed(comm, case.raw, max(args.repeats // ROUNDS, 1))
+        for p, ex in case.exchanges.items():
+            times[p] += _timed(comm, ex.update, max(args.repeats // ROUNDS, 1))
+    sent = sum(case.auto.message_bytes().values())
+    return {
+        "case": f"C{case.n_tile}", "ranks": comm.size, "layout": args.layout,
+        "levels": args.levels, "halo": args.halo, "cells_per_rank": case.cells_per_rank,
+        "packing": case.auto.packing_choice,
+        "samples_ms": {k: [1e3 * s for s in v] for k, v in times.items()},
+        "median_ms": {k: 1e3 * statistics.median(v) for k, v in times.items()},
+        "one_time_measurement_ms": {k: 1e3 * s for k, s in case.auto.packing_times.items()},
+        "bytes_sent_per_rank": sent,
+        "bytes_sent_all_ranks": int(comm.allreduce_sum(sent)),
+        "phases_ms": {
             p: {k: 1e3 * s / max(ex.n_exchanges, 1) for k, s in ex.timers.items()}
-            for p, ex in exchanges.items()
+            for p, ex in case.exchanges.items()
         },
-    )
-    return row
+    }  # fmt: skip
+
+
+def _on_rank0(comm: Any, fn: Callable[[], Any]) -> Any:
+    """``fn()`` on rank 0 while the other ranks sleep in a polling barrier (they leave the
+    cores to it); its result on rank 0, None elsewhere."""
+    result = fn() if comm.rank == 0 else None
+    comm.idle_barrier()
+    return result
+
+
+def _prepare_pace(args: argparse.Namespace) -> pace_venv.PaceVenv | dict[str, Any]:
+    """The pace-util venv, or the ``pace`` section saying why there is none."""
+    if args.no_pace:
+        return {"status": "disabled"}
+    try:
+        return pace_venv.ensure_venv(args.pace_venv)
+    except pace_venv.PaceUnavailable as exc:
+        message = pace_venv.skip_message(str(exc))
+        log.warning("%s", message)
+        return {"status": "skipped", "reason": message}
+
+
+def _run_pace(venv: pace_venv.PaceVenv, ranks: int, args: argparse.Namespace) -> dict[str, Any]:
+    result = pace_venv.run_worker(venv, ranks, args)
+    if result["status"] != "ok":
+        log.error("pace-util run failed: %s", result["reason"])
+    return result
+
+
+def _command(ranks: int) -> str:
+    argv = sys.argv[sys.argv.index("halo") + 1 :] if "halo" in sys.argv else []
+    argv = [Path(a).name if prev == "--json" else a for prev, a in zip([""] + argv, argv)]
+    return " ".join(["mpiexec", "-n", str(ranks), "stratoflow", "bench", "halo", *argv])
+
+
+def _rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+def _base_payload(args: argparse.Namespace) -> dict[str, Any]:
+    """The earlier run a ``--weak-scaling`` run is added to (checked on every rank)."""
+    try:
+        base = json.loads(Path(args.json).read_text())
+    except (OSError, ValueError) as exc:
+        raise BenchmarkError(
+            f"--weak-scaling adds to the results of an earlier run in --json {args.json}, which "
+            f"cannot be read ({exc}): run `{report.WEAK_SCALING_COMMANDS[0]}` first"
+        ) from exc
+    per_rank = {int(c) // args.layout for c in args.case_list}
+    if not any(r.get("cells_per_rank") in per_rank for r in base.get("results", [])):
+        raise BenchmarkError(
+            f"--json {args.json} has no case with {sorted(per_rank)} cells per rank edge to "
+            f"compare with: give --cases so that C<N> / layout matches one of its cases"
+        )
+    return base
+
+
+def _has_weak_scaling(path: Path) -> bool:
+    try:
+        return "weak_scaling" in json.loads(path.read_text())
+    except (OSError, ValueError):
+        return False
 
 
 def run(args: argparse.Namespace) -> int:
@@ -136,6 +236,7 @@ def run(args: argparse.Namespace) -> int:
         from mapping.cluster import MPIComm
     except ImportError as exc:  # pragma: no cover - mpi4py is a dependency
         raise BenchmarkError(f"the halo benchmark needs mpi4py: {exc}") from exc
+    rss_at_start = _rss_mb()
     comm = MPIComm()
     expected = 6 * args.layout**2
     if comm.size != expected:
@@ -143,75 +244,43 @@ def run(args: argparse.Namespace) -> int:
             f"running on {comm.size} MPI ranks, but layout {args.layout} needs {expected}: "
             f"launch with mpiexec -n {expected} stratoflow bench halo ..."
         )
-    stream = None
-    if comm.rank == 0 and not args.no_stream:
-        stream = stream_triad()
-    comm.idle_barrier()
-    cases = [int(c) for c in str(args.cases).split(",") if c]
-    results = []
-    for n_tile in cases:
+    args.case_list = [int(c) for c in str(args.cases).split(",") if c]
+    for n_tile in args.case_list:
         if n_tile % args.layout:
             raise BenchmarkError(f"C{n_tile} does not split onto layout {args.layout}")
-        results.append(_case(comm, n_tile, args))
-        if comm.rank == 0:
-            log.info("C%d: %s", n_tile, results[-1])
+    base = _base_payload(args) if args.weak_scaling else None
+    venv = _on_rank0(comm, lambda: _prepare_pace(args))
+    stream = _on_rank0(comm, lambda: None if args.no_stream else stream_triad())
+    cases = [_setup(comm, n_tile, args) for n_tile in args.case_list]
+    passes = [[_time_pass(comm, c, args) for c in cases]]
+    pace = venv if comm.rank == 0 and isinstance(venv, dict) else None
+    if comm.bcast(isinstance(venv, pace_venv.PaceVenv)):  # stratoflow, pace-util, stratoflow
+        pace = _on_rank0(comm, lambda: _run_pace(venv, comm.size, args))
+        passes.append([_time_pass(comm, c, args) for c in cases])
+    peak = comm.allreduce_max(_rss_mb())
+    growth = comm.allreduce_max(_rss_mb() - rss_at_start)
     if comm.rank != 0:
         return 0
     triad = stream.triad_gbs if stream else None
+    results = report.combine(passes, pace, triad)
     for r in results:
-        # halo bytes moved per second, all ranks (each byte is read and written once)
-        r["halo_GBs"] = r["bytes_sent_all_ranks"] / (r["median_ms"] * 1e-3) / 1e9
-        r["fraction_of_triad"] = r["halo_GBs"] / triad if triad else None
-    argv = sys.argv[sys.argv.index("halo") + 1 :] if "halo" in sys.argv else []
-    argv = [Path(a).name if prev == "--json" else a for prev, a in zip([""] + argv, argv)]
+        pace_ms = (r.get("pace_util") or {}).get("median_ms")
+        log.info("%s: stratoflow %.3g ms, raw MPI %.3g ms, pace-util %s", r["case"],
+                 r["stratoflow"]["median_ms"], r["raw_mpi"]["median_ms"],
+                 "n/a" if pace_ms is None else f"{pace_ms:.3g} ms")  # fmt: skip
     payload = {
-        "benchmark": NAME,
-        "command": " ".join(["mpiexec", "-n", str(comm.size), "stratoflow", "bench", "halo", *argv]),
-        "machine": machine_info(),
-        "mpi_ranks": comm.size,
-        "stream_triad_GBs": triad,
-        "results": results,
-    }
-    if args.json:
-        write_json(args.json, payload)
-    table = markdown_table(
-        ["case", "ranks", "packing", "median ms", "raw MPI ms", "ratio to raw", "slicing ms",
-         "datatypes ms", "shared ms", "MB sent/rank", "halo GB/s", "of triad"],
-        [[r["case"], r["ranks"], r["packing"], r["median_ms"], r["raw_mpi_median_ms"],
-          r["ratio_to_raw"], r["slicing_median_ms"], r["datatypes_median_ms"],
-          r["shared_median_ms"],
-          r["bytes_sent_per_rank"] / 1e6, r["halo_GBs"],
-          r["fraction_of_triad"] if r["fraction_of_triad"] is not None else "n/a"]
-         for r in results],
-    )
-    info = payload["machine"]
-    phases = markdown_table(
-        ["case", "packing", "pack ms", "post ms", "wait ms", "unpack ms"],
-        [[r["case"], p, *(ph[k] for k in ("pack", "post", "wait", "unpack"))]
-         for r in results for p, ph in r["phases_ms"].items()],
-    )
-    oversubscribed = (
-        f" The {comm.size} ranks share {info['cores']} cores (oversubscribed): waiting ranks "
-        "poll, so times include scheduling and are noisy; ratios measured in the same run are "
-        "what to compare."
-        if (info["cores"] or 0) < comm.size
-        else ""
-    )
-    doc = (
-        "# Halo exchange benchmark\n\n"
-        f"Measured with `{payload['command']}` (run from the repository root with `.venv/bin` "
-        f"first on `PATH`) on {info['cpu']} ({info['cores']} cores, {comm.size} MPI ranks), "
-        f"{info['time']}. STREAM triad in the same run: "
-        f"{f'{triad:.1f} GB/s' if triad else 'not measured'}.{oversubscribed}\n\n"
-        "Each case: 3 cell-centred scalars + one D-grid (u, v) pair, 79 levels, halo depth 3, "
-        "float64, one rank per tile. *median ms*: median over repeats of the slowest rank's "
-        "time per exchange with the packing the one-time measurement chose (`auto`); *raw MPI*: "
-        "Isend/Irecv of contiguous buffers with the same bytes between the same rank pairs "
-        "(the limit); target ratio <= 1.3. *slicing / datatypes / shared ms*: each packing "
-        "forced. *halo GB/s*: bytes sent by all ranks per second of exchange; *of triad*: that "
-        "over the STREAM triad.\n\n" + table + "\n## Phases (mean per exchange, rank 0)\n\n"
-        + phases
-    )
-    write_markdown(args.markdown, doc)
-    print(table, end="")
-    return 0
+        "benchmark": NAME, "command": _command(comm.size), "machine": machine_info(),
+        "mpi_ranks": comm.size, "layout": args.layout, "stream_triad_GBs": triad,
+        "peak_rss_MB_per_rank": peak, "rss_growth_MB_per_rank": growth, "pace": pace,
+        "results": results, "passes": passes,
+    }  # fmt: skip
+    if base is not None:
+        base["weak_scaling"] = payload
+        payload = base
+    elif _has_weak_scaling(Path(args.json)):
+        log.info("%s: a new base run drops the old weak-scaling section; rerun `%s`",
+                 args.json, report.WEAK_SCALING_COMMANDS[1])  # fmt: skip
+    write_json(args.json, payload)
+    write_markdown(args.markdown, report.markdown(payload))
+    log.info("wrote %s and %s", args.json, args.markdown)
+    return 1 if pace and pace.get("status") == "failed" else 0
