@@ -229,3 +229,24 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     lines += ["| " + " | ".join(fmt(v) for v in row) + " |" for row in rows]
     return "\n".join(lines) + "\n"
+
+
+#: flags of the C kernels built by compile_c (the same as the STREAM triad's)
+C_FLAGS: tuple[str, ...] = ("-O3", "-march=native", "-fopenmp")
+
+
+def compile_c(
+    source: Path, output: Path, *, shared: bool = False, extra_flags: Sequence[str] = ()
+) -> Path:
+    """Compile ``source`` with ``$CC`` (default gcc) and :data:`C_FLAGS` into ``output`` (an
+    executable, or a shared library with ``shared``); BenchmarkError if there is no compiler or
+    the build fails."""
+    cc = shutil.which(os.environ.get("CC", "gcc"))
+    if cc is None:
+        raise BenchmarkError(f"no C compiler found to build {source.name}: install gcc or set CC")
+    cmd = [cc, *C_FLAGS, *extra_flags, *(["-shared", "-fPIC"] if shared else []),
+           str(source), "-o", str(output)]  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise BenchmarkError(f"building {source.name} failed ({' '.join(cmd)}):\n{proc.stderr}")
+    return output
