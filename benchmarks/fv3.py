@@ -1,20 +1,29 @@
-"""FV3 core performance: one shallow-water dynamics step (Williamson TC2: d2a2c, c_sw, d_sw
-with two fvtp2d, divergence damping, four halo updates) or one transport step (TC1, fvtp2d),
-on the 6-tile sphere.
+"""FV3 core performance: one shallow-water dynamics step of the geometric scheme (Williamson
+TC2: d2a2c, c_sw, d_sw with two fvtp2d, divergence damping, four halo updates) or one transport
+step (TC1, fvtp2d), on the 6-tile sphere; and FV3's own scheme next to GFDL's Fortran FV3.
 
 Measures in one run: the STREAM triad; per backend the median time of a full step (all halo
-exchanges included) on all 6 ranks in-process; cell
-updates per second; the field traffic per step (every field a stencil touches counted once over
-its compute domain) as a fraction of the triad bandwidth; and, under ``mpiexec -n 6``, the share
-of step time spent in halo exchange. Results are checked against the numpy backend first.
+exchanges included) on all 6 ranks in-process; cell updates per second; the field traffic per
+step (every field a stencil touches counted once over its compute domain) as a fraction of the
+triad bandwidth; and, under ``mpiexec -n 6`` (or 24), the share of step time spent in halo
+exchange. Results are checked against the numpy backend first.
+
+Then, on the fastest backend, fv3core's port of FV3's shallow-water ``dyn_core`` built from a
+Fortran reference run's ``input.nml`` (``--fortran-run``): its large step under ``mpiexec -n 6``
+and in-process against the Fortran run's ``FV_DYNAMICS`` clock, both per acoustic step
+(:mod:`benchmarks.fortran_reference`); weak scaling on 6 and 24 ranks (C48 per rank); the peak
+resident memory per rank at C48, C96, C192 and of the main job (:mod:`benchmarks.memory`).
+Everything lands in ``--json``; the Markdown block is rendered from that JSON alone.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -31,13 +40,16 @@ from benchmarks.common import (
     markdown_table,
     set_openmp_threads,
     stream_triad,
+    time_call,
     time_interleaved,
     write_json,
     write_markdown,
 )
+from benchmarks.fortran_reference import DEFAULT_RUN, read_run
 
 NAME = "fv3"
-HELP = "FV3 dynamics (or transport) step per backend vs numpy and STREAM; halo share under mpiexec -n 6"
+HELP = ("FV3 dynamics (or transport) step per backend vs numpy and STREAM; FV3's scheme vs "
+        "GFDL's Fortran FV3; weak scaling on 6/24 ranks; peak memory per rank")
 log = logging.getLogger(__name__)
 
 
@@ -70,8 +82,31 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rtol", type=float, default=1e-9,
                    help="--case baroclinic: the largest relative difference from numpy after "
                    "one step a backend may have (default 1e-9)")
-    p.add_argument("--mpi-ranks", type=int, default=6, choices=[0, 6],
-                   help="measure the halo-exchange share under mpiexec -n 6 (0 = skip)")
+    p.add_argument("--mpi-ranks", type=int, default=6, choices=[0, 6, 24],
+                   help="measure the halo-exchange share under mpiexec -n 6 (layout 1) or 24 "
+                   "(layout 2) at --resolution (0 = skip; 0 also runs the FV3 peer in-process only)")
+    p.add_argument("--fortran-run", type=Path, default=DEFAULT_RUN,
+                   help="the Fortran FV3 reference run (input.nml + stdout.txt) to compare FV3's "
+                   "scheme with, on its own namelist (default ../shared/fv3-reference/tc2_C48_d5)")
+    p.add_argument("--no-peer", dest="fortran_run", action="store_const", const=None,
+                   help="skip the comparison with the Fortran run")
+    p.add_argument("--peer-repeats", type=int, default=5,
+                   help="timed large steps (dt_atmos) of FV3's scheme per run (default 5)")
+    p.add_argument("--weak-layouts", type=int, nargs="*", default=[1, 2],
+                   help="weak scaling of FV3's scheme under mpiexec: the Fortran run's C<N> per "
+                   "rank on 6 layout^2 ranks, C<N*layout> (default 1 2; none: skip)")
+    p.add_argument("--memory-resolutions", type=int, nargs="*", default=[48, 96, 192],
+                   help="peak RSS per rank of FV3's scheme under mpiexec -n 6 at these C<N> "
+                   "(default 48 96 192; none: skip)")
+    p.add_argument("--memory-steps", type=int, default=2,
+                   help="large steps of each memory run not already timed (default 2)")
+    p.add_argument("--main-job", action="store_true",
+                   help="also the peak memory of the main job (`stratoflow run`, every step, in "
+                   "a fresh runs folder)")
+    p.add_argument("--main-job-timeout", type=float, default=3600.0,
+                   help="seconds before the main job is stopped (default 3600)")
+    p.add_argument("--render-only", action="store_true",
+                   help="no measurement: write the Markdown block from --json")
     p.add_argument("--profile", action="store_true",
                    help="also break each backend's step time down (cProfile, cumulative): "
                    "stencil kernels, halo exchange, NumPy vertex fixes/corner copies, rest")
@@ -113,11 +148,11 @@ class _CountingFactory:
                                               **options), self.counter)  # fmt: skip
 
 
-def _decomposition(n: int, mpi: bool = False):
+def _decomposition(n: int, mpi: bool = False, layout: int = 1):
     from fv3core.decomposition import decompose
     from fv3core.testcases.williamson import A_EARTH
 
-    return decompose(n, 1, mpi=mpi, radius=A_EARTH)
+    return decompose(n, layout, mpi=mpi, radius=A_EARTH)
 
 
 def _model(backend: str, n: int, decomposition=None, step: str = "dynamics", count: bool = False):
@@ -303,9 +338,11 @@ def _kernel_table(results: dict[str, Any]) -> list[str]:
     ]
 
 
-def mpi_worker(backend: str, n: int, repeats: int, out: str, step: str = "dynamics") -> None:
-    """Run under mpiexec -n 6: per-rank step time and halo-exchange time; rank 0 writes JSON."""
-    decomposition = _decomposition(n, mpi=True)  # collective: all ranks at once
+def mpi_worker(backend: str, n: int, repeats: int, out: str, step: str = "dynamics",
+               layout: int = 1) -> None:  # fmt: skip
+    """Run under mpiexec -n 6 layout^2: per-rank step time and halo-exchange time; rank 0
+    writes JSON."""
+    decomposition = _decomposition(n, mpi=True, layout=layout)  # collective: all ranks at once
     comm = decomposition.communicator.comm_of(decomposition.ranks[0].rank)
     model, _, _ = decomposition.build_serially(lambda: _model(backend, n, decomposition, step))
     model.step()
@@ -324,32 +361,86 @@ def mpi_worker(backend: str, n: int, repeats: int, out: str, step: str = "dynami
         Path(out).write_text(json.dumps({"step_s": step_max, "halo_s": halo_max}))
 
 
-def _mpi_share(backend: str, n: int, repeats: int, step: str) -> dict[str, float]:
+def _mpi_share(backend: str, n: int, repeats: int, step: str, layout: int = 1) -> dict[str, float]:
+    ranks = 6 * layout**2
     mpiexec = Path(sys.executable).with_name("mpiexec")
     if not mpiexec.exists():
         raise BenchmarkError(f"{mpiexec} not found: install the mpich wheel into the venv")
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "mpi.json"
         code = (f"from benchmarks.fv3 import mpi_worker; "
-                f"mpi_worker({backend!r}, {n}, {repeats}, {str(out)!r}, {step!r})")  # fmt: skip
-        proc = subprocess.run([str(mpiexec), "-n", "6", sys.executable, "-c", code],
+                f"mpi_worker({backend!r}, {n}, {repeats}, {str(out)!r}, {step!r}, {layout})")  # fmt: skip
+        proc = subprocess.run([str(mpiexec), "-n", str(ranks), sys.executable, "-c", code],
                               capture_output=True, text=True,
                               env={**os.environ, "OMP_NUM_THREADS": "1"})  # fmt: skip
         if proc.returncode != 0 or not out.exists():
-            raise BenchmarkError(f"mpiexec -n 6 benchmark worker failed:\n{proc.stderr[-2000:]}")
+            raise BenchmarkError(f"mpiexec -n {ranks} benchmark worker failed:\n"
+                                 f"{proc.stderr[-2000:]}")  # fmt: skip
         data = json.loads(out.read_text())
     data["halo_share"] = data["halo_s"] / data["step_s"]
+    data["ranks"], data["layout"], data["backend"] = ranks, layout, backend
     return data
 
 
 def run(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
     if args.case == "baroclinic":
         from benchmarks.fv3_baroclinic import run as run_baroclinic
 
         return run_baroclinic(args)
+    if args.render_only:
+        payload = json.loads(Path(args.json).read_text())
+    else:
+        payload = measure(args)
+        write_json(args.json, payload)
+    text = markdown(payload)
+    write_markdown(args.markdown, text)
+    sys.stdout.write(text + "\n")
+    return 0
+
+
+def shown_path(path: Path | str) -> str:
+    """``path`` relative to the checkout when it lies beside or inside it (as the docs name
+    files: ``../shared/fv3-reference/...``, ``docs/benchmarks/...``), else as given."""
+    root = Path(__file__).resolve().parent.parent
+    resolved = Path(path).resolve()
+    if resolved.is_relative_to(root.parent):
+        return os.path.relpath(resolved, root)
+    return str(path)
+
+
+def command_line(args: argparse.Namespace) -> str:
+    """The ``stratoflow bench fv3`` command that reproduces ``args`` (every option given)."""
+    parts = ["stratoflow", "bench", "fv3", "--resolution", str(args.resolution), "--step",
+             args.step, "--backends", *args.backends, "--threads", *map(str, args.threads),
+             "--repeats", str(args.repeats), "--min-round-ms", f"{args.min_round_ms:g}",
+             "--mpi-ranks", str(args.mpi_ranks)]  # fmt: skip
+    parts += ["--profile"] if args.profile else []
+    parts += ["--kernels"] if args.kernels else []
+    if args.fortran_run is not None:
+        parts += ["--fortran-run", shown_path(args.fortran_run), "--peer-repeats",
+                  str(args.peer_repeats)]  # fmt: skip
+    else:
+        parts += ["--no-peer"]
+    parts += ["--weak-layouts", *map(str, args.weak_layouts)]
+    parts += ["--memory-resolutions", *map(str, args.memory_resolutions),
+              "--memory-steps", str(args.memory_steps)]  # fmt: skip
+    parts += ["--main-job"] if args.main_job else []
+    parts += ["--json", shown_path(args.json)]
+    return "OMP_NUM_THREADS=1 " + shlex.join(parts)
+
+
+def measure(args: argparse.Namespace) -> dict[str, Any]:
+    """Every measurement of ``args``: the payload of the JSON and the page."""
+    from tqdm import tqdm
+
     n = args.resolution
+    namelist_dir = args.fortran_run if args.fortran_run is not None else DEFAULT_RUN
+    needs = args.fortran_run is not None or args.weak_layouts or args.memory_resolutions
+    if needs and not (namelist_dir / "input.nml").is_file():
+        raise BenchmarkError(f"{namelist_dir / 'input.nml'} not found: the FV3 peer, weak scaling "
+                             "and memory runs use the Fortran reference run's namelist; pass "
+                             "--fortran-run DIR, or --no-peer --weak-layouts --memory-resolutions "
+                             "(no values) to skip them")  # fmt: skip
     backends = ["numpy"] + [b for b in args.backends if b != "numpy"]
     stream = stream_triad()
     results: dict[str, Any] = {}
@@ -410,18 +501,244 @@ def run(args: argparse.Namespace) -> int:
         for row, (backend, threads) in rows_of.items():
             set_openmp_threads(threads)
             results[row]["kernels"] = kernel_times(models[backend])
+    models.clear()  # free the geometric models before the FV3 runs
     base = results["numpy"]["step_ms"]
     for r in results.values():
         r["speedup_vs_numpy"] = base / r["step_ms"]
     best = min(results, key=lambda b: results[b]["step_ms"])
     best_backend = results[best]["backend"]
-    mpi = _mpi_share(best_backend, n, args.repeats, args.step) if args.mpi_ranks else None
-    payload = {
+    set_openmp_threads(1)
+    mpi = None
+    if args.mpi_ranks:
+        layout = {6: 1, 24: 2}[args.mpi_ranks]
+        mpi = _mpi_share(best_backend, n, args.repeats, args.step, layout)
+    payload: dict[str, Any] = {
         "benchmark": NAME, "step": args.step, "resolution": n, "machine": machine_info(),
-        "stream_triad_GBs": stream.triad_gbs, "backends": results, "mpi_6_ranks": mpi,
-        "best_backend": best,
+        "command": command_line(args), "arguments": {
+            "threads": args.threads, "min_round_ms": args.min_round_ms, "repeats": args.repeats,
+            "profile": args.profile, "kernels": args.kernels},
+        "stream_triad_GBs": stream.triad_gbs, "stream_threads": stream.threads,
+        "backends": results, "mpi": mpi, "best_backend": best,
     }  # fmt: skip
-    write_json(args.json, payload)
+    done: dict[tuple[int, int], dict[str, Any]] = {}
+    run_dir = args.fortran_run
+    if run_dir is not None:
+        payload["fortran_peer"] = fortran_peer(run_dir, best_backend, args.peer_repeats,
+                                               mpi=bool(args.mpi_ranks))  # fmt: skip
+        for row in payload["fortran_peer"]["rows"]:
+            if row["processes"] > 1:
+                done[(row["resolution"], row["layout"])] = row
+    if args.weak_layouts:
+        per_rank = read_run(namelist_dir).resolution
+        payload["weak_scaling"] = weak_scaling(namelist_dir, best_backend, per_rank,
+                                               args.weak_layouts, args.peer_repeats, done)  # fmt: skip
+    if args.memory_resolutions:
+        payload["memory"] = memory_runs(namelist_dir, best_backend, args.memory_resolutions,
+                                        args.memory_steps, done)  # fmt: skip
+    if args.main_job:
+        payload["main_job_memory"] = main_job_memory(args.main_job_timeout)
+    return payload
+
+
+
+# --- FV3's scheme on the Fortran reference's namelist: the peer, memory per rank, weak scaling
+
+
+def fv3_config(namelist: Path | str, backend: str, resolution: int | None = None,
+               layout: int = 1) -> Any:  # fmt: skip
+    """The Fortran reference run's namelist with FV3's scheme (``dynamics="fv3"``) on
+    ``backend``; another ``resolution`` scales ``n_split`` with it (the namelist's acoustic
+    Courant number, as the reference runs do: C24 2, C48 4, C96 8)."""
+    from fv3core.config import FV3Config
+    from fv3core.namelist import read_namelist
+
+    nml = read_namelist(namelist, check_supported=False)
+    overrides: dict[str, Any] = {"backend": backend, "layout": layout}
+    if resolution and resolution != nml.resolution:
+        overrides.update(resolution=resolution,
+                         n_split=max(1, nml.acoustic_steps * resolution // nml.resolution))  # fmt: skip
+    return FV3Config.from_namelist(namelist, **overrides)
+
+
+def _fv3_outputs(model: Any) -> np.ndarray:
+    fields = model.output_fields()
+    return np.concatenate([np.concatenate([f[k].ravel() for k in ("h", "u", "v")])
+                           for _, f in sorted(fields.items())])  # fmt: skip
+
+
+def fv3_in_process(config: Any, repeats: int) -> dict[str, Any]:
+    """Median time of one large step (``dt_atmos``: ``n_split`` acoustic steps) of FV3's
+    scheme, all ``6 * layout^2`` ranks in this process; checked against numpy first (other
+    backends)."""
+    from fv3core.driver import build_model
+
+    _, _, model, _, dt = build_model(config)
+    model.step()  # builds/loads everything; the validation step
+    if config.backend != "numpy":
+        _, _, reference, _, _ = build_model(dataclasses.replace(config, backend="numpy"))
+        reference.step()
+        if not np.allclose(_fv3_outputs(model), _fv3_outputs(reference), rtol=1e-12, atol=1e-9):
+            raise BenchmarkError(f"FV3 scheme on {config.backend} disagrees with numpy after one "
+                                 "large step")  # fmt: skip
+        del reference
+    halo0 = model.dynamics.halo_seconds
+    t = time_call(model.step, repeats, warmup=0)
+    halo = (model.dynamics.halo_seconds - halo0) / repeats
+    return {"step_s": t.median_s, "min_s": t.min_s, "max_s": t.max_s, "repeats": repeats,
+            "halo_s": halo, "halo_share": halo / t.median_s, "dt_atmos": dt}  # fmt: skip
+
+
+def fv3_mpi_worker(config_json: str, repeats: int, out: str) -> None:
+    """Run under ``mpiexec -n 6 layout^2``: ``repeats`` large steps of FV3's scheme after one
+    untimed step; rank 0 writes every rank's step time, halo time and peak RSS as JSON."""
+    from benchmarks.memory import self_peak_rss_MB
+    from fv3core.config import FV3Config
+    from fv3core.driver import build_model
+
+    config = FV3Config.from_dict(json.loads(config_json), source="bench fv3")
+    _, decomposition, model, _, dt = build_model(config, mpi=True)
+    comm = decomposition.communicator.comm_of(decomposition.ranks[0].rank)
+    model.step()
+    comm.barrier()
+    halo0 = model.dynamics.halo_seconds
+    t0 = time.perf_counter()
+    for _ in range(repeats):
+        model.step()
+    comm.barrier()
+    mine = {"step_s": (time.perf_counter() - t0) / repeats,
+            "halo_s": (model.dynamics.halo_seconds - halo0) / repeats,
+            "peak_rss_MB": self_peak_rss_MB()}  # fmt: skip
+    ranks = comm.allgather(mine)
+    if comm.rank == 0:
+        Path(out).write_text(json.dumps({"dt_atmos": dt, "ranks": ranks}))
+
+
+def fv3_mpi(config: Any, repeats: int, timeout: float = 3600.0) -> dict[str, Any]:
+    """:func:`fv3_mpi_worker` under ``mpiexec -n 6 layout^2`` (1 OpenMP thread per rank), after
+    building the model once in this process (the stencil cache warmed serially); its step time
+    and halo time (max over ranks), every rank's peak RSS, and the peak memory of the whole
+    mpiexec process tree (:func:`benchmarks.memory.peak_memory`)."""
+    from benchmarks.memory import peak_memory
+    from fv3core.driver import build_model
+
+    build_model(config)  # compiles or loads every stencil before the ranks start
+    ranks = 6 * config.layout**2
+    mpiexec = Path(sys.executable).with_name("mpiexec")
+    if not mpiexec.exists():
+        raise BenchmarkError(f"{mpiexec} not found: install the mpich wheel into the venv")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "mpi.json"
+        code = (f"from benchmarks.fv3 import fv3_mpi_worker; "
+                f"fv3_mpi_worker({json.dumps(config.to_dict())!r}, {repeats}, {str(out)!r})")  # fmt: skip
+        usage, _, err = peak_memory([str(mpiexec), "-n", str(ranks), sys.executable, "-c", code],
+                                    env={**os.environ, "OMP_NUM_THREADS": "1"}, timeout=timeout)  # fmt: skip
+        if usage.returncode != 0 or not out.exists():
+            raise BenchmarkError(f"mpiexec -n {ranks} FV3 worker (C{config.resolution}, layout "
+                                 f"{config.layout}) failed:\n{err[-2000:]}")  # fmt: skip
+        data = json.loads(out.read_text())
+    per_rank = data["ranks"]
+    step = max(r["step_s"] for r in per_rank)
+    rss = [r["peak_rss_MB"] for r in per_rank]
+    return {"resolution": config.resolution, "layout": config.layout, "ranks": ranks,
+            "n_split": config.n_split, "dt_atmos": data["dt_atmos"], "repeats": repeats,
+            "backend": config.backend, "step_s": step,
+            "acoustic_step_s": step / config.n_split,
+            "halo_s": max(r["halo_s"] for r in per_rank),
+            "halo_share": max(r["halo_s"] for r in per_rank) / step,
+            "rss_per_rank_MB_max": max(rss), "rss_per_rank_MB_min": min(rss),
+            "process_tree": {**usage.to_json(), "command": f"mpiexec -n {ranks} python -c "
+                             "'from benchmarks.fv3 import fv3_mpi_worker; ...'"}}  # fmt: skip
+
+
+def fortran_peer(run_dir: Path, backend: str, repeats: int, mpi: bool) -> dict[str, Any]:
+    """Our step of FV3's scheme on the Fortran run's own namelist (C<N>, ``dt_atmos``,
+    ``n_split``), under ``mpiexec -n 6`` (``mpi``) and with the 6 ranks in this process, next
+    to the Fortran run's ``FV_DYNAMICS`` clock per acoustic step (both exclude diagnostics)."""
+    from benchmarks.fortran_reference import read_run
+
+    fortran = read_run(run_dir)
+    config = fv3_config(fortran.namelist, backend)
+    reference_s = fortran.per_acoustic_step("FV_DYNAMICS")
+    rows = []
+    local = fv3_in_process(config, repeats)
+    if mpi:
+        row = fv3_mpi(config, repeats)
+        rows.append({"label": f"mpiexec -n {row['ranks']}", "processes": row["ranks"], **row})
+    rows.append({"label": "6 ranks in one process", "processes": 1, "ranks": 6,
+                 "resolution": config.resolution, "layout": 1, "n_split": config.n_split,
+                 "backend": backend, "acoustic_step_s": local["step_s"] / config.n_split,
+                 **local})  # fmt: skip
+    for row in rows:
+        row["ratio_vs_fortran"] = row["acoustic_step_s"] / reference_s
+    return {"fortran": fortran.to_json(), "fortran_acoustic_step_s": reference_s,
+            "rows": rows}  # fmt: skip
+
+
+def weak_scaling(run_dir: Path, backend: str, per_rank: int, layouts: list[int], repeats: int,
+                 done: dict[tuple[int, int], dict[str, Any]]) -> list[dict[str, Any]]:  # fmt: skip
+    """FV3's step under ``mpiexec -n 6 layout^2`` at C``per_rank * layout`` (the same cells per
+    rank; ``n_split`` scaled with the resolution, so the time per acoustic step is the
+    comparable one); ``done``: runs already made, keyed by (resolution, layout)."""
+    rows = []
+    for layout in layouts:
+        n = per_rank * layout
+        row = done.get((n, layout)) or fv3_mpi(fv3_config(run_dir / "input.nml", backend, n,
+                                                          layout), repeats)  # fmt: skip
+        done[(n, layout)] = row
+        rows.append(row)
+    base = rows[0]["acoustic_step_s"]
+    for row in rows:
+        row["cells_per_rank"] = (row["resolution"] // row["layout"]) ** 2
+        row["weak_efficiency"] = base / row["acoustic_step_s"]
+    return rows
+
+
+def memory_runs(run_dir: Path, backend: str, resolutions: list[int], steps: int,
+                done: dict[tuple[int, int], dict[str, Any]]) -> list[dict[str, Any]]:  # fmt: skip
+    """Peak RSS per rank of FV3's scheme under ``mpiexec -n 6`` at each resolution (``steps``
+    timed large steps; the runs of ``done`` are reused)."""
+    rows = []
+    for n in resolutions:
+        row = done.get((n, 1)) or fv3_mpi(fv3_config(run_dir / "input.nml", backend, n), steps)
+        done[(n, 1)] = row
+        rows.append(row)
+    return rows
+
+
+def main_job_memory(timeout: float) -> dict[str, Any]:
+    """Peak memory of the main job (``stratoflow run``, no arguments: what ``make run`` runs)
+    in a fresh runs folder and database, so every step runs."""
+    from benchmarks.memory import peak_memory
+
+    exe = Path(sys.executable).with_name("stratoflow")
+    with tempfile.TemporaryDirectory(prefix="stratoflow-main-job-") as tmp:
+        cmd = [str(exe), "run", "--no-progress", "--runs-dir", tmp, "--db", f"{tmp}/stratoflow.db"]
+        env = {**os.environ, "PATH": f"{exe.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+        usage, _, err = peak_memory(cmd, env=env, timeout=timeout)
+    if usage.returncode != 0:
+        raise BenchmarkError(f"the main job ({' '.join(cmd)}) failed:\n{err[-2000:]}")
+    return {**usage.to_json(), "command": "stratoflow run"}
+
+
+# --- the generated Markdown block: every figure from the payload (the JSON)
+
+
+def markdown(payload: dict[str, Any]) -> str:
+    """The ``benchmark`` block of docs/benchmarks/fv3core.md from a payload of :func:`measure`
+    (the JSON), so that the block can be rebuilt from the JSON alone (``--render-only``)."""
+    md = _step_section(payload)
+    if payload.get("fortran_peer"):
+        md += _peer_section(payload["fortran_peer"])
+    if payload.get("weak_scaling"):
+        md += _weak_section(payload["weak_scaling"], payload["machine"])
+    if payload.get("memory") or payload.get("main_job_memory"):
+        md += _memory_section(payload.get("memory") or [], payload.get("main_job_memory"))
+    md += [f"Reproduce: `{payload['command']}`", ""]
+    return "\n".join(md)
+
+
+def _step_section(payload: dict[str, Any]) -> list[str]:
+    results, a, n = payload["backends"], payload["arguments"], payload["resolution"]
     rows = [
         [b, f"{r['step_ms']:.1f}", f"{r['speedup_vs_numpy']:.1f}x", f"{r['cell_updates_per_s']:.3g}",
          f"{r['bytes_per_step'] / 1e6:.1f}", f"{r['achieved_GBs']:.2f}",
@@ -430,27 +747,25 @@ def run(args: argparse.Namespace) -> int:
     ]  # fmt: skip
     md = [
         "# fv3core benchmark: one " + (
-            "Williamson TC2 shallow-water dynamics step (d2a2c, c_sw, d_sw with two fvtp2d, "
-            "hord 8, divergence damping, 4 halo updates)" if args.step == "dynamics"
-            else "Williamson TC1 transport step (fvtp2d, hord 8)"),
+            "Williamson TC2 shallow-water dynamics step of the geometric scheme (d2a2c, c_sw, "
+            "d_sw with two fvtp2d, hord 8, divergence damping, 4 halo updates)"
+            if payload["step"] == "dynamics" else "Williamson TC1 transport step (fvtp2d, hord 8)"),
         "",
-        f"C{n}, 6 tiles, all ranks in one process; `stratoflow bench fv3 --resolution {n} "
-        f"--step {args.step} --threads {' '.join(map(str, args.threads))} "
-        f"--min-round-ms {args.min_round_ms:g} --json FILE`; "
-        "rows without a thread count: 1 OpenMP thread. Each row's turn in a round is "
-        f"consecutive steps lasting >= {args.min_round_ms:g} ms (steps per sample: "
+        f"C{n}, 6 tiles, all ranks in one process; rows without a thread count: 1 OpenMP "
+        f"thread. Each row's turn in a round is consecutive steps lasting >= "
+        f"{a['min_round_ms']:g} ms (steps per sample: "
         + ", ".join(f"{b} {r['steps_per_sample']}" for b, r in results.items())
-        + "), all rows interleaved round by round. STREAM triad in the same run: "
-        f"**{stream.triad_gbs:.1f} GB/s** "
-        f"({stream.threads} threads). Machine: {payload['machine'].get('cpu', '?')}; "
-        "shared and noisy (other jobs ran concurrently), so read ratios, not absolute times.",
+        + f"), {a['repeats']} rounds, all rows interleaved round by round. STREAM triad in the "
+        f"same run: **{payload['stream_triad_GBs']:.1f} GB/s** ({payload.get('stream_threads', '?')} "
+        f"threads). Machine: {payload['machine'].get('cpu', '?')}, "
+        f"{payload['machine'].get('cores', '?')} cores, load {payload['machine'].get('load_avg_1min', 0):.1f} "
+        f"at the start; read ratios, not absolute times.",
         "",
-        markdown_table(
-            ["backend", "step (ms)", "vs numpy", "cell updates/s", "field MB/step",
-             "GB/s", "of STREAM", "halo share (in-process)"], rows),  # fmt: skip
+        markdown_table(["backend", "step (ms)", "vs numpy", "cell updates/s", "field MB/step",
+                        "GB/s", "of STREAM", "halo share (in-process)"], rows),  # fmt: skip
         "",
     ]
-    if args.profile:
+    if a.get("profile"):
         cats = list(next(iter(results.values()))["profile"])
         md += [
             "Where a step's time goes (cProfile, cumulative, share of the profiled step; "
@@ -461,18 +776,117 @@ def run(args: argparse.Namespace) -> int:
                             for b, r in results.items()]),  # fmt: skip
             "",
         ]
-    if args.kernels:
+    if a.get("kernels"):
         md += _kernel_table(results)
+    mpi = payload.get("mpi")
     if mpi:
         md += [
-            f"Under `mpiexec -n 6` ({best_backend}, 1 thread per rank): step "
-            f"{1e3 * mpi['step_s']:.1f} ms, halo exchange {1e3 * mpi['halo_s']:.1f} ms = **{100 * mpi['halo_share']:.0f}%** of the step "
-            "(max over ranks; 6 ranks on the machine's cores, MPICH busy-waits).",
+            f"Under `mpiexec -n {mpi.get('ranks', 6)}` ({mpi.get('backend', payload['best_backend'])}, "
+            f"1 thread per rank): step {1e3 * mpi['step_s']:.1f} ms, halo exchange "
+            f"{1e3 * mpi['halo_s']:.1f} ms = **{100 * mpi['halo_share']:.0f}%** of the step (max "
+            "over ranks; the ranks share the machine's cores, MPICH busy-waits).",
             "",
-        ]
+        ]  # fmt: skip
+    best = payload["best_backend"]
     target = results[best]["speedup_vs_numpy"]
     md += [f"Target: best backend >= 20x numpy per step. Measured: {best} {target:.1f}x "
            f"({'met' if target >= 20 else 'not met'}).", ""]  # fmt: skip
-    write_markdown(args.markdown, "\n".join(md))
-    sys.stdout.write("\n".join(md) + "\n")
-    return 0
+    return md
+
+
+def _peer_section(peer: dict[str, Any]) -> list[str]:
+    f = peer["fortran"]
+    clocks = f["clocks"]
+    dyn, loop = clocks["FV_DYNAMICS"], clocks["MAIN: time loop"]
+    per = f["per_acoustic_step_s"]
+    rows = [
+        ["GFDL Fortran FV3, `FV_DYNAMICS` clock", f"{f['ranks']} MPI", "gfortran -O2",
+         f"{1e3 * per['FV_DYNAMICS'] * f['n_split']:.1f}", f"**{1e3 * per['FV_DYNAMICS']:.1f}**",
+         "", "1 (reference)"],
+        ["GFDL Fortran FV3, `MAIN: time loop` (diagnostics and output included)",
+         f"{f['ranks']} MPI", "gfortran -O2", f"{1e3 * per['MAIN: time loop'] * f['n_split']:.1f}",
+         f"{1e3 * per['MAIN: time loop']:.1f}", "", ""],
+    ]  # fmt: skip
+    for r in peer["rows"]:
+        rows.append([f"fv3core, FV3 scheme, {r['label']}",
+                     f"{r['ranks']} ({r['processes']} process{'es' if r['processes'] > 1 else ''})",
+                     r["backend"], f"{1e3 * r['step_s']:.1f}", f"**{1e3 * r['acoustic_step_s']:.1f}**",
+                     f"{100 * r['halo_share']:.0f}%", f"**{r['ratio_vs_fortran']:.2f}x**"])  # fmt: skip
+    return [
+        f"## FV3's scheme against GFDL's Fortran FV3: TC2 C{f['resolution']}, one acoustic step",
+        "",
+        f"The same configuration on both sides: Fortran run `{f['run']}` "
+        f"(`{shown_path(f['namelist'])}`: C{f['resolution']}, layout {f['layout']}, dt_atmos "
+        f"{f['dt_atmos']:g} s, n_split {f['n_split']}, so one acoustic step is "
+        f"{f['acoustic_dt']:g} s; {f['run_seconds'] / 86400:g} days = {f['large_steps']} large "
+        f"steps = {f['acoustic_steps']} acoustic steps) and fv3core's FV3 scheme "
+        "(`dynamics: fv3`: c_sw, d_sw, FV3's halo updates) built from that `input.nml` "
+        "(`FV3Config.from_namelist`). Our timed step is one large step (`fv_dynamics`: n_split "
+        "acoustic steps of `dyn_core`, no diagnostics), median of "
+        f"{peer['rows'][0]['repeats']} after one untimed step; the acoustic step is it / n_split. "
+        "The Fortran acoustic step is its `FV_DYNAMICS` clock (every `fv_dynamics` call: the "
+        "same work, diagnostics excluded) / the acoustic steps; the time loop (with `FV_DIAG`: "
+        "norms every 6 h, netCDF output) is shown for context. Ratio: our acoustic step / "
+        "Fortran's (< 1: faster).",
+        "",
+        markdown_table(["run", "ranks", "build", "large step (ms)", "acoustic step (ms)",
+                        "halo share", "vs Fortran"], rows),  # fmt: skip
+        "",
+        f"Provenance of the Fortran figures: `{shown_path(f['stdout'])}` line {dyn['line']} (`FV_DYNAMICS` "
+        f"{dyn['seconds']:g} s, root PE's `fv_timing` block) and line {loop['line']} (`MAIN: "
+        f"time loop` tmax {loop['seconds']:g} s over {f['ranks']} PEs, `mpp_clock` table); "
+        "step counts from the namelist. The Fortran run and ours ran at different times on "
+        "machines of the same kind (2 cores, 6 ranks oversubscribed), so the ratio carries the "
+        "noise of two shared machines.",
+        "",
+    ]
+
+
+def _weak_section(rows: list[dict[str, Any]], machine: dict[str, Any]) -> list[str]:
+    table = [[f"C{r['resolution']}", r["layout"], r["ranks"], r["cells_per_rank"], r["n_split"],
+              f"{1e3 * r['acoustic_step_s']:.1f}", f"{100 * r['halo_share']:.0f}%",
+              f"{r['weak_efficiency']:.2f}", f"{r['rss_per_rank_MB_max']:.0f}"]
+             for r in rows]  # fmt: skip
+    return [
+        "## Weak scaling of FV3's scheme under mpiexec (oversubscribed)",
+        "",
+        f"The same cells per rank on 6 layout^2 ranks ({rows[0]['backend']}, 1 thread per rank, "
+        "one process per rank, n_split scaled with the resolution so the acoustic Courant number "
+        "is the Fortran namelist's; time per acoustic step, max over ranks). **Oversubscribed**: "
+        f"the machine has {machine.get('cores', '?')} cores, so {rows[-1]['ranks']} ranks take "
+        "turns on them and MPICH's ranks busy-wait; the efficiency (first row's acoustic step / "
+        "this row's) measures the machine, not the code's scaling.",
+        "",
+        markdown_table(["grid", "layout", "ranks", "cells per rank", "n_split",
+                        "acoustic step (ms)", "halo share", "weak efficiency",
+                        "peak RSS per rank (MB)"], table),  # fmt: skip
+        "",
+    ]
+
+
+def _memory_section(rows: list[dict[str, Any]], main_job: dict[str, Any] | None) -> list[str]:
+    md = ["## Peak resident memory", ""]
+    if rows:
+        table = [[f"C{r['resolution']}", r["ranks"], r["repeats"] + 1,
+                  f"{r['rss_per_rank_MB_max']:.0f}", f"{r['rss_per_rank_MB_min']:.0f}",
+                  f"{r['process_tree']['tree_peak_MB']:.0f}"] for r in rows]  # fmt: skip
+        md += [
+            f"FV3's scheme under `mpiexec -n 6` ({rows[0]['backend']}): each rank's own peak RSS "
+            "(`getrusage`, max and min over the ranks; the Python interpreter, NumPy, GT4Py and "
+            "the loaded stencil modules included) and the largest sum of the RSS of the whole "
+            "mpiexec process tree sampled every 0.1 s (`benchmarks/memory.py`).",
+            "",
+            markdown_table(["grid", "ranks", "large steps", "peak RSS per rank, max (MB)",
+                            "min (MB)", "process tree peak (MB)"], table),  # fmt: skip
+            "",
+        ]
+    if main_job:
+        md += [
+            f"The main job (`{main_job['command']}`, every step in a fresh runs folder, "
+            f"{main_job['wall_s']:.0f} s): largest single process **"
+            f"{main_job['largest_process_MB']:.0f} MB** peak RSS (`wait4`'s `ru_maxrss` over the "
+            f"tree), whole process tree **{main_job['tree_peak_MB']:.0f} MB** at its sampled peak "
+            f"({main_job['tree_peak_processes']} processes then).",
+            "",
+        ]
+    return md
