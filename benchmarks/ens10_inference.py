@@ -2,7 +2,8 @@
 
 One date of a 0.5-degree global field (361 x 720), 10 members per predictor variable. Both
 sides do the whole inference from the raw members: ensemble mean/std, standardised predictors,
-the network, the Gaussian head. PyTorch runs the checkpoint's model (float32, its training
+the network, the Gaussian head (the Transformer: statistics of the target's members and the network
+on them). PyTorch runs the checkpoint's model (float32, its training
 dtype, and float64); the stencil program (stacked layout: channels as data dimensions, weights
 as GlobalTable parameters, channel loops except on numpy) runs in float64 on each requested
 GT4Py backend. Build (generation + compile) time per backend is measured too.
@@ -36,8 +37,11 @@ from benchmarks.common import (
 log = logging.getLogger(__name__)
 
 NAME = "ens10-inference"
-HELP = "ENS-10 EMOS/MLP/LeNet as stencil programs vs PyTorch CPU on a 0.5-degree global field"
-MODELS = ("emos", "mlp", "lenet")
+HELP = "ENS-10 baselines (EMOS, MLP, LeNet, U-Net, Transformer) as stencil programs vs PyTorch CPU"
+MODELS = ("emos", "mlp", "lenet", "unet", "transformer")
+# numpy cannot loop over channels: its unrolled U-Net / Transformer at the trained sizes (tens of
+# thousands of terms per stencil) take hours to build, so those rows are skipped unless --unrolled
+UNROLLED_TOO_LARGE = ("unet", "transformer")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -49,7 +53,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--members", type=int, default=10)
     p.add_argument("--hidden", type=int, default=32, help="MLP/LeNet hidden width (trained default 32)")
     p.add_argument("--channels", type=int, default=16, help="LeNet channels (trained default 16)")
+    p.add_argument("--unet-width", type=int, default=16, help="U-Net width (trained default 16)")
+    p.add_argument("--d-model", type=int, default=16, help="Transformer d_model (trained default 16)")
     p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--unrolled", action="store_true",
+                   help="also build the unrolled U-Net/Transformer for numpy (hours at the trained sizes)")
     p.add_argument("--torch-dtypes", nargs="+", default=["float32", "float64"], choices=["float32", "float64"],
                    help="PyTorch dtypes to time (default both; float64 LeNet takes minutes per call on "
                         "2 cores); the error is measured against the last one")
@@ -58,7 +66,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="Markdown output (default docs/benchmarks/ens10-inference.md)")
 
 
-def _checkpoint(model: str, grid: float, hidden: int, channels: int, seed: int = 0):
+def _architecture(model: str, args: argparse.Namespace) -> dict:
+    """The size options of ``model`` from the command line."""
+    return {"mlp": {"hidden": args.hidden}, "lenet": {"hidden": args.hidden, "channels": args.channels},
+            "unet": {"width": args.unet_width}, "transformer": {"d_model": args.d_model}}.get(model, {})
+
+
+def _checkpoint(model: str, grid: float, kw: dict, seed: int = 0):
     import torch
 
     from ens10 import schema
@@ -78,7 +92,6 @@ def _checkpoint(model: str, grid: float, hidden: int, channels: int, seed: int =
             "emos_loc": torch.from_numpy(rng.normal(270, 5, shape).astype(np.float32)),
             "emos_spread": torch.from_numpy(rng.uniform(1, 4, shape).astype(np.float32)),
             "n_location": len(LOCATION_INPUTS)}
-    kw = {"hidden": hidden} if model == "mlp" else {"hidden": hidden, "channels": channels} if model == "lenet" else {}
     net = build_model(model, len(inputs), shape, norm, **kw)
     torch.manual_seed(seed)
     with torch.no_grad():
@@ -114,7 +127,12 @@ class TorchPipeline:
                     for i, n in enumerate(LOCATION_INPUTS)}
         self.tvar = "T"
         self.pointwise_emos = ckpt["model"].startswith("emos")
-        self.halo, self.band = exported.halo, band_rows
+        self.model = ckpt["model"]
+        self.target = self.members[self.tvar][None] if self.model == "transformer" else None
+        # LeNet classifies patches: latitude bands give the same outputs; the U-Net's zero padding
+        # at the field's edges and the pointwise models need the whole field in one call
+        self.halo = exported.halo if self.model == "lenet" else 0
+        self.band = band_rows
 
     def __call__(self):
         torch = self.torch
@@ -127,11 +145,12 @@ class TorchPipeline:
             if self.pointwise_emos:
                 x = None
             else:
-                x = torch.stack([stats[n] if n in stats else self.loc[n] for n in self.inputs])[None]
+                zero = torch.zeros_like(stats[f"{self.tvar}_mean"])  # the Transformer reads only location
+                x = torch.stack([stats.get(n, self.loc.get(n, zero)) for n in self.inputs])[None]
                 x = torch.nan_to_num((x - self.cm) / self.cs, nan=0.0)
             mean, std = stats[f"{self.tvar}_mean"][None], stats[f"{self.tvar}_std"][None]
             if self.halo == 0 or x.shape[2] <= self.band:
-                return self.net(x, mean, std)
+                return self.net(x, mean, std, self.target)
             return self._bands(x, mean, std)
 
     def _bands(self, x, mean, std):
@@ -166,7 +185,7 @@ def run(args: argparse.Namespace) -> int:
     load_start = os.getloadavg()
     results = []
     for model in args.models:
-        net, ckpt = _checkpoint(model, args.grid, args.hidden, args.channels)
+        net, ckpt = _checkpoint(model, args.grid, _architecture(model, args))
         ex = export_model(net, ckpt, members=args.members)
         rng = np.random.default_rng(1)
         members = {n: 270.0 + rng.normal(0, 3, ex.shape) for n in ex.forecast_inputs}
@@ -183,6 +202,10 @@ def run(args: argparse.Namespace) -> int:
             row["error_reference"] = f"torch {name}"
             log.info("%s torch %s: %.4f s", model, name, t.median_s)
         for backend in args.backends:
+            if model in UNROLLED_TOO_LARGE and not loops_supported(backend) and not args.unrolled:
+                log.warning("%s on %s: skipped (unrolled build too large; --unrolled to force)", model, backend)
+                row["stencils"][backend] = {"error": "skipped: unrolled build (--unrolled)"}
+                continue
             t0 = time.perf_counter()
             try:
                 runner = InferenceProgram(export_model(net, ckpt, members=args.members,
@@ -212,7 +235,8 @@ def run(args: argparse.Namespace) -> int:
     payload = {"benchmark": NAME, "machine": machine_info(), "threads": args.threads,
                "load_avg_start": list(load_start), "load_avg_end": list(os.getloadavg()),
                "stream_triad_gbs": stream.triad_gbs, "grid": args.grid, "members": args.members,
-               "hidden": args.hidden, "channels": args.channels, "results": results}
+               "hidden": args.hidden, "channels": args.channels, "unet_width": args.unet_width,
+               "d_model": args.d_model, "results": results}
     if args.json:
         write_json(args.json, payload)
     write_markdown(args.doc, _markdown(payload, args))
@@ -225,7 +249,8 @@ def _table(payload: dict) -> str:
     for r in payload["results"]:
         for b, s in r["stencils"].items():
             if "median_s" not in s:
-                rows.append([r["model"], b, "build failed", "", "", "", "", "", ""])
+                rows.append([r["model"], b, "skipped" if s["error"].startswith("skipped") else "build failed",
+                             "", "", "", "", "", ""])
                 continue
             f32 = r["torch"].get("float32", {}).get("median_s", float("nan"))
             f64 = r["torch"].get("float64", {}).get("median_s", float("nan"))
@@ -239,7 +264,9 @@ def _markdown(payload: dict, args: argparse.Namespace) -> str:
     m = payload["machine"]
     cmd = (f"stratoflow bench {NAME} --models {' '.join(args.models)} --backends "
            f"{' '.join(args.backends)} --threads {args.threads} --repeats {args.repeats} "
-           f"--torch-dtypes {' '.join(args.torch_dtypes)} --json FILE")
+           f"--torch-dtypes {' '.join(args.torch_dtypes)} --grid {args.grid} --members {args.members} "
+           f"--hidden {args.hidden} --channels {args.channels} --unet-width {args.unet_width} "
+           f"--d-model {args.d_model} --json FILE")
     lines = [
         f"# Benchmark: {NAME}",
         "",
@@ -249,7 +276,9 @@ def _markdown(payload: dict, args: argparse.Namespace) -> str:
         "programs in float64 (stacked layout: channels as data dimensions, weights as GlobalTable "
         "parameters); PyTorch CPU on the same machine, "
         f"same run, {args.threads} threads. MLP hidden={args.hidden}, LeNet channels={args.channels}, "
-        f"hidden={args.hidden}. STREAM triad in the same run: {payload['stream_triad_gbs']:.1f} GB/s.",
+        f"hidden={args.hidden}, U-Net width={args.unet_width} (levels held at every point: the "
+        f"1/2 and 1/4 levels cost 4x and 16x the model's own work), Transformer d_model={args.d_model}. "
+        f"STREAM triad in the same run: {payload['stream_triad_gbs']:.1f} GB/s.",
         "",
         f"Machine: {m['cpu']}, {m['cores']} cores (shared with other jobs: noisy), {m['time']}; "
         f"load average (1/5/15 min) {'/'.join(f'{x:.1f}' for x in payload['load_avg_start'])} at the "

@@ -150,6 +150,10 @@ class StencilProgram:
         self._calls.append(_Call(definition, label, dict(externals or {}), fields, scalars, access))
         return self
 
+    def externals(self) -> dict[str, Mapping[str, Any]]:
+        """Per call label: the compile-time externals it was added with."""
+        return {c.label: dict(c.externals) for c in self._calls}
+
     def accesses(self) -> list[CallAccess]:
         """Per call: program fields read (with offsets) and written, in call order."""
         result = []

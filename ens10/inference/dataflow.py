@@ -2,10 +2,12 @@
 the on-chip buffers / throughput of the mapped program.
 
 The program must be exported with ``layout="fields"`` (one field per channel, weights as
-constants): StencilFlow streams scalar fields. The DAG is built by :func:`mapping.spatial.bridge.from_stencil_program` over the *padded* field
-(lat + 2 halo, lon + 2 halo): the spherical halo (periodic longitude, replicated poles) is
-filled before streaming, exactly as on a CPU, so the DAG's boundary condition only affects
-points outside the interior that are discarded.
+constants): StencilFlow streams scalar fields. The DAG is built by
+:func:`mapping.spatial.bridge.from_stencil_program` over the *padded* field (lat + 2 halo,
+lon + 2 halo): the spherical halo (periodic longitude, replicated poles) is filled before
+streaming, exactly as on a CPU, so the DAG's boundary condition only affects points outside
+the interior that are discarded. A program's geometry fields (the U-Net's padding masks) are
+computed for the padded domain instead.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from mapping.spatial.files import atomic_write_text
 from mapping.spatial.hls import CSimulation, HLSEmitter
 from mapping.spatial.model import Program
 from mapping.spatial.simulator import StreamingSimulator
+from stencils.storage import Domain
 
 log = logging.getLogger(__name__)
 
@@ -100,10 +103,17 @@ class DataflowExport:
         return atomic_write_text(path, json.dumps(program_to_json(self.program), indent=1))
 
     def padded_inputs(self, fields: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """Program inputs (lat+2h, lon+2h, 1) from forecast fields and the static fields."""
+        """Program inputs (lat+2h, lon+2h, 1) from forecast fields and the static fields; the
+        program's geometry fields (U-Net masks) computed for the padded domain."""
         h = self.exported.halo
         src = {**self.exported.static, **fields}
-        return {n: pad_sphere(np.asarray(src[n], np.float64), h)[:, :, None] for n in self.program.inputs}
+        prog = self.exported.program
+        out = {n: pad_sphere(np.asarray(src[n], np.float64), h)[:, :, None]
+               for n in self.program.inputs if n not in getattr(prog, "geometry_fields", ())}
+        if getattr(prog, "geometry", None) is not None:
+            geo = prog.geometry(Domain(*self.field_shape, 1, h))
+            out.update({n: np.asarray(geo[n], np.float64)[:, :, None] for n in prog.geometry_fields if n in self.program.inputs})
+        return out
 
     def _interior(self, out: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         h = self.exported.halo

@@ -1,4 +1,4 @@
-"""Trained ENS-10 baselines (EMOS, MLP, LeNet) -> :class:`stencils.program.StencilProgram`.
+"""Trained ENS-10 baselines -> :class:`stencils.program.StencilProgram`.
 
 The exported program takes the raw ensemble members of every predictor variable (program
 fields ``{VAR}_m{k}``, e.g. ``T_m0``..``T_m9``) or, with ``stats="given"``, their ensemble mean
@@ -11,19 +11,23 @@ weights ``GlobalTable`` parameters and consecutive pointwise stages one fused st
 channel with the weights as externals):
 
 ``ensemble_stats``  mean and population std (ddof=0) over the members, per variable
-``predictors``      standardised predictor channels ``x{c}`` (NaN -> 0, sea mask)   [MLP, LeNet]
+``predictors``      standardised predictor channels ``x{c}`` (NaN -> 0, sea mask) [MLP, LeNet, U-Net]
 ``dense_{l}``       Linear + ReLU over the channels at each point                   [MLP, LeNet]
 ``conv1``           3x3 convolution + ReLU (9 taps per input channel)               [LeNet]
 ``maxpool``         2x2 max pool, evaluated at every point                           [LeNet]
 ``conv2``           3x3 convolution of the pooled field = dilated 3x3 stencil with
                     taps at offsets {-3, -1, +1} in lat and lon                      [LeNet]
 ``head``            last Linear + Gaussian head (mu = mean + s o0,
-                    sigma = (std + 1e-3 s) softplus(o1 + log(e - 1)))               [MLP, LeNet]
+                    sigma = (std + 1e-3 s) softplus(o1 + log(e - 1)))        [MLP, LeNet, U-Net]
 ``emos``            EMOS with per-point (parameter fields) or global (externals) coefficients
+U-Net stages        :mod:`ens10.inference.unet_export` (levels "a trous", padding as masks)
+Transformer stages  :mod:`ens10.inference.transformer_export` (one fused pointwise stencil)
 
 Supported: ``EMOS`` (local and global), ``MLP`` (any number of Linear+ReLU layers), ``LeNet``
-(Conv3-ReLU-MaxPool2-Conv3-ReLU-Linear-ReLU-Linear on 9x9 patches). Anything else (U-Net,
-ensemble Transformer, other layers or activations) raises :class:`ExportError`.
+(Conv3-ReLU-MaxPool2-Conv3-ReLU-Linear-ReLU-Linear on 9x9 patches), ``UNet`` and
+``EnsembleTransformer`` (any widths, any number of post-norm encoder layers; written for the
+stacked layout, their ``fields`` layout is the unrolled stacked program rewritten one field per
+channel by :mod:`ens10.inference.unstacked`). Anything else (other layers, activations or architectures) raises :class:`ExportError`.
 """
 
 from __future__ import annotations
@@ -40,13 +44,14 @@ from torch import nn
 
 from ens10 import schema
 from ens10.baselines.data import LOCATION_INPUTS
-from ens10.baselines.models import EMOS, MLP, SOFTPLUS_ONE, LeNet
+from ens10.baselines.models import EMOS, MLP, SOFTPLUS_ONE, EnsembleTransformer, LeNet, UNet
 from ens10.grid import location_features
 from ens10.inference.codegen import Externals, field_ref, generate, linear_terms, tree_sum
 from ens10.inference.errors import ExportError
 from ens10.inference.stacked import (
     SEA_MASK,
     SOFTPLUS_THRESHOLD,
+    Geometry,
     Stage,
     TableProgram,
     conv_stage,
@@ -56,11 +61,14 @@ from ens10.inference.stacked import (
     maxpool_stage,
     predictors_stage,
 )
+from ens10.inference.transformer_export import export_transformer
+from ens10.inference.unet_export import HALO as UNET_HALO
+from ens10.inference.unet_export import export_unet
 from stencils.program import StencilProgram
 
 log = logging.getLogger(__name__)
 
-SUPPORTED_MODELS = ("emos", "emos_global", "mlp", "lenet")
+SUPPORTED_MODELS = ("emos", "emos_global", "mlp", "lenet", "unet", "transformer")
 STATS = ("members", "given")
 LAYOUTS = ("stacked", "fields")
 
@@ -75,7 +83,9 @@ class ExportedModel:
     (location features, local EMOS coefficients); ``halo``: the accumulated halo width;
     ``layout``: ``stacked`` (channels as data dimensions, weights as tables: quick builds) or
     ``fields`` (one field per channel, weights as externals: what StencilFlow maps);
-    ``loops``: channel loops in GTScript (stacked layout on every backend but numpy).
+    ``loops``: channel loops in GTScript (stacked layout on every backend but numpy);
+    ``decomposable``: whether a block of the field with its halo gives the whole-field values
+    (False for the U-Net, whose zero padding sits at the edges of the whole field).
     """
 
     model: str
@@ -91,12 +101,13 @@ class ExportedModel:
     sources: dict[str, str] = field(default_factory=dict, repr=False)
     layout: str = "stacked"
     loops: bool = True
+    decomposable: bool = True
 
     @property
     def field_inputs(self) -> tuple[str, ...]:
-        """Program inputs that are (lat, lon) fields: forecast and static (not weight tables)."""
-        tables = getattr(self.program, "tables", {})
-        return tuple(f for f in self.program.inputs if f not in tables)
+        """Program inputs that are (lat, lon) fields: forecast and static (not weight tables, not
+        the program's own geometry fields)."""
+        return self.program.field_inputs
 
     @property
     def forecast_inputs(self) -> tuple[str, ...]:
@@ -259,7 +270,7 @@ class _Builder:
 
 
 
-class _StackedBuilder(_Builder):
+class StackedBuilder(_Builder):
     """The ``stacked`` layout (:mod:`ens10.inference.stacked`): layers over channel-stacked
     fields with the weights as ``GlobalTable`` parameters (``loops``: channel loops in GTScript,
     else unrolled with constant indices for the numpy backend). Consecutive layers are fused into
@@ -272,6 +283,8 @@ class _StackedBuilder(_Builder):
         self.tables: dict[str, np.ndarray] = {}
         self.data_dims: dict[str, tuple[int, ...]] = {}
         self.pending: list[Stage] = []
+        self.geometry: Geometry | None = None
+        self.geometry_fields: tuple[str, ...] = ()
         super().__init__(*args, **kw)
 
     def stage(self, st: Stage, **tables: Any) -> None:
@@ -316,7 +329,10 @@ class _StackedBuilder(_Builder):
         return y
 
     def head(self, layer: nn.Linear, inputs: str, scale: float) -> None:
-        w, b = _np(layer.weight), _np(layer.bias)
+        self.head_arrays(_np(layer.weight), _np(layer.bias), inputs, scale)
+
+    def head_arrays(self, w: np.ndarray, b: np.ndarray, inputs: str, scale: float) -> None:
+        """The Gaussian head after a last linear map with weights ``w`` (2, C) and bias ``b``."""
         if w.shape[0] != 2:
             raise ExportError(f"the last Linear layer has {w.shape[0]} outputs; the Gaussian head needs 2")
         st = head_stage(inputs, w.shape[1], f"{self.tvar}_mean", f"{self.tvar}_std", SOFTPLUS_ONE, self.loops)
@@ -326,7 +342,8 @@ class _StackedBuilder(_Builder):
     def program(self) -> TableProgram:
         self.flush()
         prog = TableProgram(self.name, inputs=self.inputs, outputs=["mu", "sigma"],
-                            temporaries=self.temporaries, data_dims=self.data_dims, tables=self.tables)
+                            temporaries=self.temporaries, data_dims=self.data_dims, tables=self.tables,
+                            geometry=self.geometry, geometry_fields=self.geometry_fields)
         for gen, bindings, label in self.calls:
             prog.add(gen.definition, label=label, externals=gen.externals, **bindings)
         return prog
@@ -377,7 +394,7 @@ def _static_location(names: Sequence[str], lat: np.ndarray, lon: np.ndarray) -> 
 def required_variables(net: nn.Module, ckpt: Mapping[str, Any]) -> tuple[str, ...]:
     """netCDF names of the variables whose members (or mean/std) the exported program reads."""
     tvar = schema.target(str(ckpt["target"])).netcdf_variable
-    if isinstance(net, EMOS):
+    if isinstance(net, (EMOS, EnsembleTransformer)):
         return (tvar,)
     return tuple(_predictor_variables(list(ckpt["inputs"]), tvar))
 
@@ -407,7 +424,16 @@ def export_model(
     def builder(variables: Sequence[str], static: Mapping[str, np.ndarray]) -> _Builder:
         if layout == "fields":
             return _Builder(pname, target, variables, members, stats, static)
-        return _StackedBuilder(pname, target, variables, members, stats, static, loops=loops)
+        return StackedBuilder(pname, target, variables, members, stats, static, loops=loops)
+
+    def stacked_only(variables: Sequence[str], static: Mapping[str, np.ndarray]) -> StackedBuilder:
+        """Models written for the stacked layout only: in the fields layout their unrolled
+        stages are rewritten to one field per channel (:mod:`ens10.inference.unstacked`)."""
+        if layout == "fields":
+            from ens10.inference.unstacked import UnstackedBuilder  # it builds on StackedBuilder
+
+            return UnstackedBuilder(pname, target, variables, members, stats, static)
+        return StackedBuilder(pname, target, variables, members, stats, static, loops=loops)
     if members < 2:
         raise ExportError(f"members={members}: an ensemble needs at least 2 members")
     lat = np.asarray(ckpt["grid"]["lat"], dtype=np.float64)
@@ -471,11 +497,21 @@ def export_model(
         h = b.dense("dense_0", cls[0], c2, "h0")
         b.head(cls[2], h, float(net.head.scale))
         halo = net.patch // 2
+    elif isinstance(net, UNet):
+        b = stacked_only(_predictor_variables(inputs, tvar), _static_location(inputs, lat, lon))
+        export_unet(b, name, net, inputs, norm["channel_mean"], norm["channel_std"])
+        halo = UNET_HALO
+    elif isinstance(net, EnsembleTransformer):
+        if stats != "members":
+            raise ExportError(f"model {name!r}: the ensemble Transformer reads the members: use stats='members'")
+        b = stacked_only([tvar], _static_location(inputs[len(inputs) - net.n_location:], lat, lon))
+        export_transformer(b, name, net, inputs, norm["channel_mean"], norm["channel_std"])
+        halo = 0
     else:
         raise ExportError(
             f"model {name!r} ({type(net).__name__}) cannot be exported to a stencil program: "
-            f"supported models are {', '.join(SUPPORTED_MODELS)} (U-Net and the ensemble "
-            "Transformer are not: run them with PyTorch, 'stratoflow ens10 evaluate')"
+            f"supported models are {', '.join(SUPPORTED_MODELS)} (other architectures: run them "
+            "with PyTorch, 'stratoflow ens10 evaluate')"
         )
     program = b.program()
     got_halo = max(program.required_halo().values(), default=0)
@@ -483,7 +519,8 @@ def export_model(
         raise ExportError(f"model {name!r}: exported program needs halo {got_halo}, expected {halo}")
     log.info("exported %s/%s: %d stencil calls, halo %d", name, target, len(b.calls), halo)
     return ExportedModel(name, target, program, b.variables, members, stats, b.static, lat, lon,
-                         halo, b.sources, layout, isinstance(b, _StackedBuilder) and b.loops)
+                         halo, b.sources, layout, layout == "stacked" and isinstance(b, StackedBuilder) and b.loops,
+                         decomposable=not isinstance(net, UNet))
 
 
 def load_model(path: Path | str) -> tuple[nn.Module, dict]:

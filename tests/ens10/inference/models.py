@@ -19,12 +19,21 @@ def grid(step: float = 10.0) -> tuple[np.ndarray, np.ndarray]:
     return lat[::-1].copy(), lon  # the loaders return latitude increasing
 
 
+# small architectures the tests export (halo and channel counts stay quick to build)
+# U-Net on a 36-degree grid: 6 x 10 points, padded by the model to 8 x 12 (replicated rows/columns)
+UNET_SMALL = {"step": 36.0, "width": 1, "inputs": ["T_mean", "T_std", "Z_mean", *LOCATION_INPUTS]}
+TRANSFORMER_SMALL = {"step": 30.0, "d_model": 4, "heads": 2}
+TRANSFORMER_MEMBERS = 3
+
 def random_checkpoint(model: str, target: str = "t850", step: float = 10.0, hidden: int = 8,
-                      seed: int = 0, **kw) -> tuple[torch.nn.Module, dict]:
-    """(model in eval mode, checkpoint dict) with every weight drawn at random."""
+                      seed: int = 0, inputs: list[str] | None = None, **kw) -> tuple[torch.nn.Module, dict]:
+    """(model in eval mode, checkpoint dict) with every weight drawn at random; ``kw`` are the
+    architecture's options (``width`` for the U-Net, ``d_model``/``heads`` for the Transformer);
+    ``inputs``: the predictor channels (default: every variable's mean/std + location)."""
     lat, lon = grid(step)
     kind = schema.target(target).kind
-    inputs = list(PL_INPUTS if kind == "pl" else SFC_INPUTS + ["sea_mask"]) + list(LOCATION_INPUTS)
+    if inputs is None:
+        inputs = list(PL_INPUTS if kind == "pl" else SFC_INPUTS + ["sea_mask"]) + list(LOCATION_INPUTS)
     rng = np.random.default_rng(seed)
     scale = {"t850": 3.0, "z500": 700.0, "t2m": 4.0}[target]
     norm = {
@@ -35,7 +44,7 @@ def random_checkpoint(model: str, target: str = "t850", step: float = 10.0, hidd
         "emos_spread": torch.from_numpy(rng.uniform(1, 4, (len(lat), len(lon))).astype(np.float32)),
         "n_location": len(LOCATION_INPUTS),
     }
-    kwargs = {"hidden": hidden, **kw} if model in ("mlp", "lenet") else {}
+    kwargs = {"hidden": hidden, **kw} if model in ("mlp", "lenet") else dict(kw)
     net = build_model(model, len(inputs), (len(lat), len(lon)), norm, **kwargs)
     torch.manual_seed(seed)
     with torch.no_grad():
@@ -63,7 +72,8 @@ def random_members(variables, shape, members: int = 10, seed: int = 1, sst_land:
 
 
 def torch_reference(net: torch.nn.Module, ckpt: dict, fields: dict, members: int = 10):
-    """PyTorch inference (float64) on the ensemble statistics of ``fields``' members."""
+    """PyTorch inference (float64) on the ensemble statistics of ``fields``' members (and the
+    target's members themselves, which the ensemble Transformer reads)."""
     norm = ckpt["normalisation"]
     target = schema.target(ckpt["target"]).netcdf_variable
     lat, lon = np.asarray(ckpt["grid"]["lat"]), np.asarray(ckpt["grid"]["lon"])
@@ -77,7 +87,8 @@ def torch_reference(net: torch.nn.Module, ckpt: dict, fields: dict, members: int
 
     chans = []
     for c, name in enumerate(ckpt["inputs"]):
-        if ckpt["model"].startswith("emos"):  # EMOS ignores the predictors
+        unused = ckpt["model"].startswith("emos") or (ckpt["model"] == "transformer" and name not in LOCATION_INPUTS)
+        if unused:  # EMOS ignores the predictors, the Transformer all but the location features
             chans.append(np.zeros(loc.shape[1:]))
             continue
         if name in LOCATION_INPUTS:
@@ -90,8 +101,9 @@ def torch_reference(net: torch.nn.Module, ckpt: dict, fields: dict, members: int
         chans.append(np.nan_to_num((v - norm["channel_mean"][c]) / norm["channel_std"][c], nan=0.0))
     x = torch.from_numpy(np.stack(chans)[None])
     mean, std = (torch.from_numpy(a[None]) for a in stats(target))
+    mem = torch.from_numpy(np.stack([fields[f"{target}_m{k}"] for k in range(members)])[None])
     net = net.double()
     with torch.no_grad():
-        mu, sigma = net(x, mean, std)
+        mu, sigma = net(x, mean, std, mem)
     net.float()
     return mu[0].numpy(), sigma[0].numpy()

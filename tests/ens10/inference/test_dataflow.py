@@ -11,17 +11,29 @@ import pytest
 from ens10.inference import ExportError, export_model
 from ens10.inference.dataflow import GLOBAL_HALF_DEGREE, DataflowExport
 from mapping.spatial.model import load_program
-from tests.ens10.inference.models import random_checkpoint, random_members, torch_reference
+from tests.ens10.inference.models import (
+    TRANSFORMER_MEMBERS,
+    TRANSFORMER_SMALL,
+    UNET_SMALL,
+    random_checkpoint,
+    random_members,
+    torch_reference,
+)
 
-SMALL = {"mlp": {"hidden": 4}, "lenet": {"hidden": 4, "channels": 2}}
+SMALL = {"mlp": {"hidden": 4}, "lenet": {"hidden": 4, "channels": 2}, "unet": UNET_SMALL,
+         "transformer": TRANSFORMER_SMALL}
+MEMBERS = {"transformer": TRANSFORMER_MEMBERS}
 
 
-@pytest.fixture(scope="module", params=["emos", "mlp", "lenet"])
+@pytest.fixture(scope="module", params=["emos", "mlp", "lenet", "unet", "transformer"])
 def case(request):
+    """U-Net and Transformer: their stacked stages written out one field per channel
+    (ens10.inference.unstacked)."""
     net, ckpt = random_checkpoint(request.param, **SMALL.get(request.param, {}))
-    ex = export_model(net, ckpt, layout="fields")
-    fields = random_members(ex.variables, ex.shape)
-    return net, ckpt, ex, fields, torch_reference(net, ckpt, fields)
+    members = MEMBERS.get(request.param, 10)
+    ex = export_model(net, ckpt, layout="fields", members=members)
+    fields = random_members(ex.variables, ex.shape, members=members)
+    return net, ckpt, ex, fields, torch_reference(net, ckpt, fields, members=members)
 
 
 def test_stacked_layout_is_refused():

@@ -121,11 +121,19 @@ def test_channel_loops_need_a_backend_that_indexes_them():
         InferenceProgram(ex, "numpy")
 
 
+class _Persistence(torch.nn.Module):
+    """A hand-made baseline outside the exported architectures: the raw ensemble."""
+
+    def forward(self, x, mean, std, members=None):
+        return mean, std
+
+
 def test_unsupported_models_fail_clearly():
-    """U-Net is not exportable; an MLP with a Tanh is not either: ExportError names them."""
-    net, ckpt = random_checkpoint("unet")
-    with pytest.raises(ExportError, match="supported models are emos, emos_global, mlp, lenet"):
-        export_model(net, ckpt)
+    """A model outside the six baselines is not exportable; an MLP with a Tanh is not either:
+    ExportError names them (reference: the supported PyTorch layer patterns)."""
+    _, ckpt = random_checkpoint("mlp", hidden=4)
+    with pytest.raises(ExportError, match="supported models are emos, emos_global, mlp, lenet, unet, transformer"):
+        export_model(_Persistence(), dict(ckpt, model="persistence"))
     net, ckpt = random_checkpoint("mlp", hidden=4)
     net.net[1] = torch.nn.Tanh()
     with pytest.raises(ExportError, match="Tanh"):

@@ -14,6 +14,7 @@ import torch
 import xarray as xr
 
 from ens10 import open_raw
+from ens10.errors import ENS10DataError
 from ens10.inference import ExportError
 from ens10.inference.cli import add_postprocess_parser
 from tests.ens10.inference.models import random_checkpoint, torch_reference
@@ -87,7 +88,8 @@ def test_postprocess_preprocessed_layout(sample_grib, tmp_path):
 
 
 def test_postprocess_errors_name_the_problem(sample_grib, mlp_ckpt, tmp_path):
-    """Wrong --data, wrong suffix, a U-Net checkpoint: ExportError naming the argument."""
+    """Wrong --data, wrong suffix: ExportError naming the argument; a checkpoint of an
+    architecture that is none of the six baselines ('persistence'): ENS10DataError naming it."""
     _, _, path = mlp_ckpt
     with pytest.raises(ExportError, match="--data"):
         args = parse(["--model", str(path), "--data", str(tmp_path), "--out", str(tmp_path / "x.nc")])
@@ -95,10 +97,10 @@ def test_postprocess_errors_name_the_problem(sample_grib, mlp_ckpt, tmp_path):
     with pytest.raises(ExportError, match="--out"):
         args = parse(["--model", str(path), "--data", str(sample_grib / "grib"), "--out", "x.txt"])
         args.handler(args)
-    _, unet = random_checkpoint("unet")
-    torch.save(unet, tmp_path / "unet.pt")
-    with pytest.raises(ExportError, match="supported models"):
-        args = parse(["--model", str(tmp_path / "unet.pt"), "--data", str(sample_grib / "grib"),
+    _, ckpt = random_checkpoint("mlp", hidden=4)
+    torch.save(dict(ckpt, model="persistence"), tmp_path / "persistence.pt")
+    with pytest.raises(ENS10DataError, match="'persistence'"):
+        args = parse(["--model", str(tmp_path / "persistence.pt"), "--data", str(sample_grib / "grib"),
                       "--out", str(tmp_path / "u.nc")])
         args.handler(args)
 
