@@ -139,7 +139,7 @@ class Stage:
 
 class StackedLayers(Protocol):
     """What the model-specific exporters (U-Net, Transformer) need of the stacked builder
-    (:class:`ens10.inference.exporter.StackedBuilder`)."""
+    (:class:`ens10.inference.builders.StackedBuilder`)."""
 
     loops: bool
     members: int

@@ -20,8 +20,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from ens10.inference.builders import StackedBuilder
 from ens10.inference.codegen import generate
-from ens10.inference.exporter import StackedBuilder
 from ens10.inference.stacked import Body, Stage, TableProgram, fused_label
 
 _FIELD = re.compile(r"\b([A-Za-z_]\w*)\[(-?\d+), (-?\d+), 0\]\[(\d+(?:, \d+)*)\]")
@@ -35,7 +35,7 @@ def channel_name(name: str, index: Sequence[int] | str) -> str:
 
 
 class UnstackedBuilder(StackedBuilder):
-    """:class:`~ens10.inference.exporter.StackedBuilder` (unrolled) whose stencils are emitted
+    """:class:`~ens10.inference.builders.StackedBuilder` (unrolled) whose stencils are emitted
     in the ``fields`` layout: the program has no data dimensions and no tables, only scalar
     fields (the channels of every stacked temporary), externals and the geometry fields."""
 
