@@ -42,21 +42,7 @@ class StreamResult:
 
 def stream_triad(elements: int = 1 << 26, repeats: int = 10, threads: int | None = None) -> StreamResult:
     """Compile and run the C STREAM triad (gcc -O3 -fopenmp, all cores); best of ``repeats``."""
-    cc = shutil.which(os.environ.get("CC", "gcc"))
-    if cc is None:
-        raise BenchmarkError("no C compiler found for the STREAM triad: install gcc or set CC")
-    build = Path(tempfile.mkdtemp(prefix="stratoflow-stream-"))
-    exe = build / "stream_triad"
-    cmd = [cc, "-O3", "-march=native", "-fopenmp", str(CSRC / "stream_triad.c"), "-o", str(exe)]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise BenchmarkError(f"building the STREAM triad failed ({' '.join(cmd)}):\n{proc.stderr}")
-    env = dict(os.environ)
-    env["OMP_NUM_THREADS"] = str(threads or os.cpu_count() or 1)
-    out = subprocess.run(
-        [str(exe), str(elements), str(repeats)], capture_output=True, text=True, env=env, check=True
-    ).stdout.split()
-    shutil.rmtree(build, ignore_errors=True)
+    out = run_c_program(CSRC / "stream_triad.c", [str(elements), str(repeats)], threads)
     result = StreamResult(triad_gbs=float(out[0]), threads=int(out[1]), elements=elements)
     log.info("STREAM triad: %.1f GB/s on %d threads", result.triad_gbs, result.threads)
     return result
@@ -233,6 +219,22 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str
 
 #: flags of the C kernels built by compile_c (the same as the STREAM triad's)
 C_FLAGS: tuple[str, ...] = ("-O3", "-march=native", "-fopenmp")
+
+
+def run_c_program(source: Path, args: Sequence[str], threads: int | None = None) -> list[str]:
+    """Compile ``source`` (:func:`compile_c`) in a temporary folder, run it with ``args`` on
+    ``threads`` OpenMP threads (default: all cores) and return the words it printed;
+    BenchmarkError if it fails."""
+    build = Path(tempfile.mkdtemp(prefix=f"stratoflow-{source.stem}-"))
+    try:
+        exe = compile_c(source, build / source.stem)
+        env = {**os.environ, "OMP_NUM_THREADS": str(threads or os.cpu_count() or 1)}
+        proc = subprocess.run([str(exe), *args], capture_output=True, text=True, env=env)
+        if proc.returncode != 0:
+            raise BenchmarkError(f"{source.name} failed (exit {proc.returncode}):\n{proc.stderr}")
+        return proc.stdout.split()
+    finally:
+        shutil.rmtree(build, ignore_errors=True)
 
 
 def compile_c(

@@ -361,18 +361,26 @@ def mpi_worker(backend: str, n: int, repeats: int, out: str, step: str = "dynami
         Path(out).write_text(json.dumps({"step_s": step_max, "halo_s": halo_max}))
 
 
-def _mpi_share(backend: str, n: int, repeats: int, step: str, layout: int = 1) -> dict[str, float]:
-    ranks = 6 * layout**2
+def mpi_python(ranks: int, code: str) -> list[str]:
+    """argv running ``python -c code`` on ``ranks`` ranks with the venv's ``mpiexec``."""
     mpiexec = Path(sys.executable).with_name("mpiexec")
     if not mpiexec.exists():
         raise BenchmarkError(f"{mpiexec} not found: install the mpich wheel into the venv")
+    return [str(mpiexec), "-n", str(ranks), sys.executable, "-c", code]
+
+
+def one_thread_env() -> dict[str, str]:
+    """This process's environment with one OpenMP thread per rank."""
+    return {**os.environ, "OMP_NUM_THREADS": "1"}
+
+
+def _mpi_share(backend: str, n: int, repeats: int, step: str, layout: int = 1) -> dict[str, float]:
+    ranks = 6 * layout**2
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "mpi.json"
         code = (f"from benchmarks.fv3 import mpi_worker; "
                 f"mpi_worker({backend!r}, {n}, {repeats}, {str(out)!r}, {step!r}, {layout})")  # fmt: skip
-        proc = subprocess.run([str(mpiexec), "-n", str(ranks), sys.executable, "-c", code],
-                              capture_output=True, text=True,
-                              env={**os.environ, "OMP_NUM_THREADS": "1"})  # fmt: skip
+        proc = subprocess.run(mpi_python(ranks, code), capture_output=True, text=True, env=one_thread_env())
         if proc.returncode != 0 or not out.exists():
             raise BenchmarkError(f"mpiexec -n {ranks} benchmark worker failed:\n"
                                  f"{proc.stderr[-2000:]}")  # fmt: skip
@@ -623,15 +631,11 @@ def fv3_mpi(config: Any, repeats: int, timeout: float = 3600.0) -> dict[str, Any
 
     build_model(config)  # compiles or loads every stencil before the ranks start
     ranks = 6 * config.layout**2
-    mpiexec = Path(sys.executable).with_name("mpiexec")
-    if not mpiexec.exists():
-        raise BenchmarkError(f"{mpiexec} not found: install the mpich wheel into the venv")
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "mpi.json"
         code = (f"from benchmarks.fv3 import fv3_mpi_worker; "
                 f"fv3_mpi_worker({json.dumps(config.to_dict())!r}, {repeats}, {str(out)!r})")  # fmt: skip
-        usage, _, err = peak_memory([str(mpiexec), "-n", str(ranks), sys.executable, "-c", code],
-                                    env={**os.environ, "OMP_NUM_THREADS": "1"}, timeout=timeout)  # fmt: skip
+        usage, _, err = peak_memory(mpi_python(ranks, code), env=one_thread_env(), timeout=timeout)
         if usage.returncode != 0 or not out.exists():
             raise BenchmarkError(f"mpiexec -n {ranks} FV3 worker (C{config.resolution}, layout "
                                  f"{config.layout}) failed:\n{err[-2000:]}")  # fmt: skip

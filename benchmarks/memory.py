@@ -42,18 +42,29 @@ class MemoryUsage:
         return asdict(self)
 
 
-def _children_of() -> dict[int, list[int]]:
-    """ppid -> pids of every process in /proc."""
-    out: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
+def proc_stats() -> dict[int, list[str]]:
+    """pid -> the fields of ``/proc/PID/stat`` after ``(comm)`` (state, ppid, ...; ``proc(5)``
+    field n is item n - 3) of every process readable now; empty where ``/proc`` is absent."""
+    out: dict[int, list[str]] = {}
+    root = Path("/proc")
+    if not root.is_dir():
+        return out
+    for entry in root.iterdir():
         if not entry.name.isdigit():
             continue
         try:
             stat = (entry / "stat").read_text()
         except OSError:
             continue
-        ppid = int(stat[stat.rindex(")") + 2 :].split()[1])  # field 4, after "(comm) state"
-        out.setdefault(ppid, []).append(int(entry.name))
+        out[int(entry.name)] = stat[stat.rindex(")") + 2 :].split()
+    return out
+
+
+def _children_of() -> dict[int, list[int]]:
+    """ppid -> pids of every process in /proc."""
+    out: dict[int, list[int]] = {}
+    for pid, fields in proc_stats().items():
+        out.setdefault(int(fields[1]), []).append(pid)
     return out
 
 

@@ -10,15 +10,10 @@ and peak rate ``P`` its attainable rate is ``min(P, B * flops / bytes)``, i.e. i
 from __future__ import annotations
 
 import logging
-import os
-import shutil
-import subprocess
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from benchmarks.common import CSRC, BenchmarkError, compile_c
+from benchmarks.common import CSRC, BenchmarkError, run_c_program
 
 log = logging.getLogger(__name__)
 
@@ -55,18 +50,7 @@ class PeakResult:
 def fma_peak(iterations: int = 20_000_000, repeats: int = 5, threads: int | None = None) -> PeakResult:
     """Compile and run ``csrc/fma_peak.c`` (independent SIMD FMA chains on every thread, all
     cores); best GFLOP/s of ``repeats``."""
-    build = Path(tempfile.mkdtemp(prefix="stratoflow-fma-"))
-    try:
-        exe = compile_c(CSRC / "fma_peak.c", build / "fma_peak")
-        env = dict(os.environ)
-        env["OMP_NUM_THREADS"] = str(threads or os.cpu_count() or 1)
-        proc = subprocess.run([str(exe), str(iterations), str(repeats)],
-                              capture_output=True, text=True, env=env)  # fmt: skip
-        if proc.returncode != 0:
-            raise BenchmarkError(f"fma_peak failed (exit {proc.returncode}):\n{proc.stderr}")
-        out = proc.stdout.split()
-    finally:
-        shutil.rmtree(build, ignore_errors=True)
+    out = run_c_program(CSRC / "fma_peak.c", [str(iterations), str(repeats)], threads)
     result = PeakResult(gflops=float(out[0]), threads=int(out[1]))
     log.info("peak FMA rate: %.1f GFLOP/s on %d threads", result.gflops, result.threads)
     return result

@@ -38,6 +38,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.memory import proc_stats
+
 GRACE_S = 3.0  # seconds between SIGTERM and SIGKILL of a task's process group
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
@@ -81,16 +83,9 @@ def descendants(pid: int) -> list[tuple[int, str]]:
     """``(pid, start time)`` of every living descendant of ``pid`` (from ``/proc``), also
     those that moved to a process group or session of their own (MPI ranks under Hydra)."""
     children: dict[int, list[tuple[int, str]]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(")") + 2 :].split()
+    for child, fields in proc_stats().items():
         if len(fields) > 19:
-            children.setdefault(int(fields[1]), []).append((int(entry.name), fields[19]))
+            children.setdefault(int(fields[1]), []).append((child, fields[19]))
     found, todo = [], [pid]
     while todo:
         for child in children.get(todo.pop(), []):

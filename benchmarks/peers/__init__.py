@@ -23,6 +23,8 @@ from benchmarks.common import BenchmarkError
 
 log = logging.getLogger(__name__)
 
+#: the library stencils every peer kind implements
+PEER_STENCILS: tuple[str, ...] = ("laplacian_2d", "laplacian_3d", "hdiff", "vadv", "jacobi_2d", "jacobi_3d", "upwind")
 #: peer kinds, in the order they are reported
 PEER_KINDS: tuple[str, ...] = ("numpy", "numba", "c")
 #: largest |peer - reference| accepted before a peer is timed

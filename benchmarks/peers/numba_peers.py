@@ -11,6 +11,7 @@ from collections.abc import Callable
 import numpy as np
 
 from benchmarks.common import BenchmarkError
+from benchmarks.peers import PEER_STENCILS
 
 
 def build_kernels() -> dict[str, Callable[..., None]]:
@@ -24,42 +25,31 @@ def build_kernels() -> dict[str, Callable[..., None]]:
         ) from exc
     jit = njit(parallel=True, fastmath=False, cache=False)
 
-    @jit
-    def laplacian_2d(f, out, h):
-        ni, nj, nz = f.shape
-        for i in prange(h, ni - h):
-            for j in range(h, nj - h):
-                for k in range(nz):
-                    out[i, j, k] = (f[i + 1, j, k] + f[i - 1, j, k] + f[i, j + 1, k]
-                                    + f[i, j - 1, k] - 4.0 * f[i, j, k])  # fmt: skip
+    @njit(inline="always")
+    def neighbours_ij(f, i, j, k):
+        return f[i + 1, j, k] + f[i - 1, j, k] + f[i, j + 1, k] + f[i, j - 1, k]
 
-    @jit
-    def laplacian_3d(f, out, h):
-        ni, nj, nz = f.shape
-        for i in prange(h, ni - h):
-            for j in range(h, nj - h):
-                for k in range(1, nz - 1):
-                    out[i, j, k] = (f[i + 1, j, k] + f[i - 1, j, k] + f[i, j + 1, k]
-                                    + f[i, j - 1, k] - 4.0 * f[i, j, k]
-                                    + f[i, j, k + 1] + f[i, j, k - 1] - 2.0 * f[i, j, k])  # fmt: skip
+    def column_kernel(point, k_lo, k_top):
+        """``out[i, j, k] = point(f, i, j, k)`` on the interior and levels [k_lo, nz - k_top)."""
 
-    @jit
-    def jacobi_2d(f, out, h):
-        ni, nj, nz = f.shape
-        for i in prange(h, ni - h):
-            for j in range(h, nj - h):
-                for k in range(nz):
-                    out[i, j, k] = 0.25 * (f[i + 1, j, k] + f[i - 1, j, k] + f[i, j + 1, k]
-                                           + f[i, j - 1, k])  # fmt: skip
+        @jit
+        def kernel(f, out, h):
+            ni, nj, nz = f.shape
+            for i in prange(h, ni - h):
+                for j in range(h, nj - h):
+                    for k in range(k_lo, nz - k_top):
+                        out[i, j, k] = point(f, i, j, k)
 
-    @jit
-    def jacobi_3d(f, out, h):
-        ni, nj, nz = f.shape
-        for i in prange(h, ni - h):
-            for j in range(h, nj - h):
-                for k in range(1, nz - 1):
-                    out[i, j, k] = (f[i + 1, j, k] + f[i - 1, j, k] + f[i, j + 1, k]
-                                    + f[i, j - 1, k] + f[i, j, k + 1] + f[i, j, k - 1]) / 6.0  # fmt: skip
+        return kernel
+
+    laplacian_2d = column_kernel(njit(inline="always")(
+        lambda f, i, j, k: neighbours_ij(f, i, j, k) - 4.0 * f[i, j, k]), 0, 0)
+    laplacian_3d = column_kernel(njit(inline="always")(
+        lambda f, i, j, k: neighbours_ij(f, i, j, k) - 4.0 * f[i, j, k]
+        + f[i, j, k + 1] + f[i, j, k - 1] - 2.0 * f[i, j, k]), 1, 1)
+    jacobi_2d = column_kernel(njit(inline="always")(lambda f, i, j, k: 0.25 * neighbours_ij(f, i, j, k)), 0, 0)
+    jacobi_3d = column_kernel(njit(inline="always")(
+        lambda f, i, j, k: (neighbours_ij(f, i, j, k) + f[i, j, k + 1] + f[i, j, k - 1]) / 6.0), 1, 1)
 
     @jit
     def upwind(phi, cx, cy, out, h):
@@ -125,12 +115,5 @@ def build_kernels() -> dict[str, Callable[..., None]]:
                 for k in range(nz - 2, -1, -1):
                     out[i, j, k] = dp[k] - cp[k] * out[i, j, k + 1]
 
-    return {
-        "laplacian_2d": laplacian_2d,
-        "laplacian_3d": laplacian_3d,
-        "hdiff": hdiff,
-        "vadv": vadv,
-        "jacobi_2d": jacobi_2d,
-        "jacobi_3d": jacobi_3d,
-        "upwind": upwind,
-    }
+    kernels = locals()
+    return {name: kernels[name] for name in PEER_STENCILS}

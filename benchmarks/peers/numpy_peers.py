@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from benchmarks.peers import PEER_STENCILS
+
 Index = tuple[slice, slice, slice]
 
 
@@ -102,12 +104,4 @@ def vadv(phi: np.ndarray, w: np.ndarray, phi_new: np.ndarray, halo: int, dt_dz: 
     phi_new[box] = np.moveaxis(dp, 0, 2)
 
 
-KERNELS = {
-    "laplacian_2d": laplacian_2d,
-    "laplacian_3d": laplacian_3d,
-    "hdiff": hdiff,
-    "vadv": vadv,
-    "jacobi_2d": jacobi_2d,
-    "jacobi_3d": jacobi_3d,
-    "upwind": upwind,
-}
+KERNELS = {name: globals()[name] for name in PEER_STENCILS}

@@ -11,62 +11,35 @@
 
 #define IDX(i, j, k) (((size_t)(i) * (size_t)nj + (size_t)(j)) * (size_t)nz + (size_t)(k))
 
+/* A kernel of one input column c and one output column o computing o[k] = EXPR on levels
+   [K_LO, nz - K_TOP): the i/j loop nest (OpenMP) and the vectorised k loop written once. */
+#define COLUMN_KERNEL(NAME, K_LO, K_TOP, EXPR)                                                  \
+    void NAME(const double *restrict in, double *restrict out, int ni, int nj, int nz, int h) { \
+        const ptrdiff_t si = (ptrdiff_t)nj * nz, sj = nz;                                        \
+        _Pragma("omp parallel for collapse(2) schedule(static)")                                 \
+        for (int i = h; i < ni - h; ++i)                                                         \
+            for (int j = h; j < nj - h; ++j) {                                                   \
+                const double *restrict c = in + IDX(i, j, 0);                                    \
+                double *restrict o = out + IDX(i, j, 0);                                         \
+                _Pragma("omp simd")                                                              \
+                for (int k = (K_LO); k < nz - (K_TOP); ++k) o[k] = (EXPR);                       \
+            }                                                                                    \
+    }
+
+/* sum of the four horizontal neighbours of c[k] */
+#define NEIGHBOURS_IJ (c[k + si] + c[k - si] + c[k + sj] + c[k - sj])
+
 /* out = f[i+1] + f[i-1] + f[j+1] + f[j-1] - 4 f on every level. */
-void laplacian_2d(const double *restrict in, double *restrict out, int ni, int nj, int nz, int h) {
-    const ptrdiff_t si = (ptrdiff_t)nj * nz, sj = nz;
-#pragma omp parallel for collapse(2) schedule(static)
-    for (int i = h; i < ni - h; ++i)
-        for (int j = h; j < nj - h; ++j) {
-            const double *restrict c = in + IDX(i, j, 0);
-            double *restrict o = out + IDX(i, j, 0);
-#pragma omp simd
-            for (int k = 0; k < nz; ++k)
-                o[k] = c[k + si] + c[k - si] + c[k + sj] + c[k - sj] - 4.0 * c[k];
-        }
-}
+COLUMN_KERNEL(laplacian_2d, 0, 0, NEIGHBOURS_IJ - 4.0 * c[k])
 
 /* out = lap_ij(f) + f[k+1] + f[k-1] - 2 f on levels 1..nz-2. */
-void laplacian_3d(const double *restrict in, double *restrict out, int ni, int nj, int nz, int h) {
-    const ptrdiff_t si = (ptrdiff_t)nj * nz, sj = nz;
-#pragma omp parallel for collapse(2) schedule(static)
-    for (int i = h; i < ni - h; ++i)
-        for (int j = h; j < nj - h; ++j) {
-            const double *restrict c = in + IDX(i, j, 0);
-            double *restrict o = out + IDX(i, j, 0);
-#pragma omp simd
-            for (int k = 1; k < nz - 1; ++k)
-                o[k] = c[k + si] + c[k - si] + c[k + sj] + c[k - sj] - 4.0 * c[k]
-                       + c[k + 1] + c[k - 1] - 2.0 * c[k];
-        }
-}
+COLUMN_KERNEL(laplacian_3d, 1, 1, NEIGHBOURS_IJ - 4.0 * c[k] + c[k + 1] + c[k - 1] - 2.0 * c[k])
 
 /* out = 0.25 (f[i+1] + f[i-1] + f[j+1] + f[j-1]) on every level. */
-void jacobi_2d(const double *restrict in, double *restrict out, int ni, int nj, int nz, int h) {
-    const ptrdiff_t si = (ptrdiff_t)nj * nz, sj = nz;
-#pragma omp parallel for collapse(2) schedule(static)
-    for (int i = h; i < ni - h; ++i)
-        for (int j = h; j < nj - h; ++j) {
-            const double *restrict c = in + IDX(i, j, 0);
-            double *restrict o = out + IDX(i, j, 0);
-#pragma omp simd
-            for (int k = 0; k < nz; ++k)
-                o[k] = 0.25 * (c[k + si] + c[k - si] + c[k + sj] + c[k - sj]);
-        }
-}
+COLUMN_KERNEL(jacobi_2d, 0, 0, 0.25 * NEIGHBOURS_IJ)
 
 /* out = (sum of the 6 neighbours) / 6 on levels 1..nz-2. */
-void jacobi_3d(const double *restrict in, double *restrict out, int ni, int nj, int nz, int h) {
-    const ptrdiff_t si = (ptrdiff_t)nj * nz, sj = nz;
-#pragma omp parallel for collapse(2) schedule(static)
-    for (int i = h; i < ni - h; ++i)
-        for (int j = h; j < nj - h; ++j) {
-            const double *restrict c = in + IDX(i, j, 0);
-            double *restrict o = out + IDX(i, j, 0);
-#pragma omp simd
-            for (int k = 1; k < nz - 1; ++k)
-                o[k] = (c[k + si] + c[k - si] + c[k + sj] + c[k - sj] + c[k + 1] + c[k - 1]) / 6.0;
-        }
-}
+COLUMN_KERNEL(jacobi_3d, 1, 1, (NEIGHBOURS_IJ + c[k + 1] + c[k - 1]) / 6.0)
 
 /* First-order upwind: phi - inc_x - inc_y, inc = c (phi - phi_upstream) on the upwind side. */
 void upwind(const double *restrict phi, const double *restrict cx, const double *restrict cy,
