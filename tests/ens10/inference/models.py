@@ -22,7 +22,7 @@ def grid(step: float = 10.0) -> tuple[np.ndarray, np.ndarray]:
 # small architectures the tests export (halo and channel counts stay quick to build)
 # U-Net on a 36-degree grid: 6 x 10 points, padded by the model to 8 x 12 (replicated rows/columns)
 UNET_SMALL = {"step": 36.0, "width": 1, "inputs": ["T_mean", "T_std", "Z_mean", *LOCATION_INPUTS]}
-TRANSFORMER_SMALL = {"step": 30.0, "d_model": 4, "heads": 2}
+TRANSFORMER_SMALL = {"step": 30.0, "d_model": 2, "heads": 2}
 TRANSFORMER_MEMBERS = 3
 
 def random_checkpoint(model: str, target: str = "t850", step: float = 10.0, hidden: int = 8,

@@ -40,7 +40,7 @@ def check(backend: str) -> None:
 
 @pytest.mark.parametrize("backend", ["numpy", "debug"])
 def test_matches_pytorch(backend):
-    """Transformer (3 members, d_model 4, 2 heads, one post-norm encoder layer) vs the PyTorch
+    """Transformer (3 members, d_model 2, 2 heads, one post-norm encoder layer) vs the PyTorch
     model in float64 within 1e-12 of the output magnitude: numpy (unrolled) and debug
     (GTScript channel loops)."""
     check(backend)
