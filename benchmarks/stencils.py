@@ -16,6 +16,8 @@ import argparse
 import functools
 import logging
 import re
+import shlex
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -113,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
         "peak_threads": peak.threads,
         "shapes": [list(s) for s in args.shapes],
         "repeats": args.repeats,
+        "command": " ".join(["stratoflow", *(shlex.quote(a) for a in sys.argv[1:])]),
         "rooflines": rooflines,
         "results": results,
     }

@@ -28,7 +28,8 @@ def render(payload: dict[str, Any], best: dict[tuple[str, str], tuple[dict, dict
         "per candidate per round; median, with min-max. `bound` is the roofline time "
         "max(bytes / STREAM, flops / peak) with compulsory bytes (each field once) and the flops "
         "of `benchmarks/roofline.py`; `of bound` = bound / median.\n\n"
-        f"Reproduce: `stratoflow bench stencils` (writes `{json_path}` and this page)\n\n"
+        f"Reproduce: `{payload.get('command', 'stratoflow bench stencils')}` (writes `{json_path}` "
+        "and this page)\n\n"
         + _cache_note(payload["shapes"], m.get("l3_cache_bytes"))
     )
     for shape in ("x".join(map(str, s)) for s in payload["shapes"]):
