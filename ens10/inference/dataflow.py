@@ -108,12 +108,10 @@ class DataflowExport:
         h = self.exported.halo
         src = {**self.exported.static, **fields}
         prog = self.exported.program
-        out = {n: pad_sphere(np.asarray(src[n], np.float64), h)[:, :, None]
-               for n in self.program.inputs if n not in getattr(prog, "geometry_fields", ())}
-        if getattr(prog, "geometry", None) is not None:
-            geo = prog.geometry(Domain(*self.field_shape, 1, h))
-            out.update({n: np.asarray(geo[n], np.float64)[:, :, None] for n in prog.geometry_fields if n in self.program.inputs})
-        return out
+        geometry = getattr(prog, "geometry", None)  # a TableProgram's (U-Net masks), else none
+        geo = geometry(Domain(*self.field_shape, 1, h)) if geometry is not None else {}
+        return {n: np.asarray(geo[n], np.float64)[:, :, None] if n in geo
+                else pad_sphere(np.asarray(src[n], np.float64), h)[:, :, None] for n in self.program.inputs}
 
     def _interior(self, out: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         h = self.exported.halo

@@ -22,6 +22,7 @@ from typing import Any
 
 from ens10.inference.builders import StackedBuilder
 from ens10.inference.codegen import generate
+from ens10.inference.errors import ExportError
 from ens10.inference.stacked import Body, Stage, TableProgram, fused_label
 
 _FIELD = re.compile(r"\b([A-Za-z_]\w*)\[(-?\d+), (-?\d+), 0\]\[(\d+(?:, \d+)*)\]")
@@ -47,7 +48,8 @@ class UnstackedBuilder(StackedBuilder):
         def field(m: re.Match) -> str:
             name, di, dj, idx = m.group(1), int(m.group(2)), int(m.group(3)), m.group(4)
             if name not in self.data_dims:
-                raise ValueError(f"{name!r} is indexed as a stacked field but has no channels")
+                raise ExportError(f"program {self.name!r}: {name!r} is indexed as a stacked field but "
+                                  "has no channels (a stage reads a field the builder did not declare)")
             scalar = channel_name(name, idx)
             used.add(scalar)
             return scalar if (di, dj) == (0, 0) else f"{scalar}[{di}, {dj}, 0]"
