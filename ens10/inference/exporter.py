@@ -271,7 +271,7 @@ def export_model(
         raise ExportError(f"model {name!r}: exported program needs halo {got_halo}, expected {halo}")
     log.info("exported %s/%s: %d stencil calls, halo %d", name, target, len(b.calls), halo)
     return ExportedModel(name, target, program, b.variables, members, stats, b.static, lat, lon,
-                         halo, b.sources, layout, layout == "stacked" and isinstance(b, StackedBuilder) and b.loops,
+                         halo, b.sources, layout, isinstance(b, StackedBuilder) and b.loops,
                          decomposable=not isinstance(net, UNet))
 
 

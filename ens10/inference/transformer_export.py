@@ -33,6 +33,7 @@ from torch import nn
 
 from ens10.baselines.data import LOCATION_INPUTS
 from ens10.baselines.models import SOFTPLUS_ONE, EnsembleTransformer
+from ens10.inference.builders import as_float64
 from ens10.inference.codegen import tree_sum
 from ens10.inference.errors import ExportError
 from ens10.inference.stacked import (
@@ -48,9 +49,6 @@ from ens10.inference.stacked import (
 
 Ranges = Sequence[tuple[str, int]]
 
-
-def _np(t: torch.Tensor) -> np.ndarray:
-    return t.detach().to(torch.float64).cpu().numpy()
 
 
 def for_all(ranges: Ranges, body: Callable[..., list[str]], loops: bool) -> list[str]:
@@ -128,8 +126,8 @@ class _Stages:
             "sigma = spread * sp",
         ]
         self.add("output", body, [h, xm], ["mu", "sigma", c], {h: (m, d), xm: (m,), c: (m,)},
-                 wm=_np(net.member_out.weight)[0], bm=_np(net.member_out.bias),
-                 ws=_np(net.spread_out.weight)[0], bs=_np(net.spread_out.bias), sc=np.array([scale, 1e-3 * scale]))
+                 wm=as_float64(net.member_out.weight)[0], bm=as_float64(net.member_out.bias),
+                 ws=as_float64(net.spread_out.weight)[0], bs=as_float64(net.spread_out.bias), sc=np.array([scale, 1e-3 * scale]))
 
     def add_norm(self, label: str, a: str, r: str, y: str, norm: nn.LayerNorm) -> None:
         """``y[m, :] = LayerNorm(a[m, :] + r[m, :])`` (biased variance, ``norm.eps``)."""
@@ -150,7 +148,7 @@ class _Stages:
         self.field(s, (self.m, d))
         self.add(label, for_all([("m", self.m)], body, self.loops), [a, r], [y, s],
                  {a: (self.m, d), r: (self.m, d), y: (self.m, d), s: (self.m, d)},
-                 g=_np(norm.weight), beta=_np(norm.bias))
+                 g=as_float64(norm.weight), beta=as_float64(norm.bias))
 
     def attention(self, label: str, qkv: str, p: str, att: str, heads: int, dh: int) -> None:
         """Per head and query m: scores q.k / sqrt(dh) over the keys, softmax (max first), and
@@ -218,23 +216,23 @@ def export_transformer(b: StackedLayers, model: str, net: EnsembleTransformer, i
            {tok: (m, 2 + nl), xm: (m,)}, c=np.array([loc, scale, 1e-3 * scale]),
            cm=np.asarray(cmean[c0:], np.float64), cs=np.asarray(cstd[c0:], np.float64))
     h = st.field("emb", (m, d))
-    st.linear("embed", tok, h, _np(net.embed.weight), _np(net.embed.bias))
+    st.linear("embed", tok, h, as_float64(net.embed.weight), as_float64(net.embed.bias))
     for k, layer in enumerate(net.encoder.layers):
         pre = f"layer{k}"
         attn = layer.self_attn
         qkv = st.field(f"{pre}_qkv", (m, 3, heads, dh))
-        st.linear(f"{pre}_inproj", h, qkv, _np(attn.in_proj_weight).reshape(3, heads, dh, d),
-                  _np(attn.in_proj_bias).reshape(3, heads, dh))
+        st.linear(f"{pre}_inproj", h, qkv, as_float64(attn.in_proj_weight).reshape(3, heads, dh, d),
+                  as_float64(attn.in_proj_bias).reshape(3, heads, dh))
         p, att = st.field(f"{pre}_p", (heads, m, m)), st.field(f"{pre}_att", (m, heads, dh))
         st.attention(f"{pre}_attention", qkv, p, att, heads, dh)
         o = st.field(f"{pre}_o", (m, d))
-        st.linear(f"{pre}_outproj", att, o, _np(attn.out_proj.weight).reshape(d, heads, dh), _np(attn.out_proj.bias))
+        st.linear(f"{pre}_outproj", att, o, as_float64(attn.out_proj.weight).reshape(d, heads, dh), as_float64(attn.out_proj.bias))
         x1 = st.field(f"{pre}_x1", (m, d))
         st.add_norm(f"{pre}_norm1", h, o, x1, layer.norm1)
         f1 = st.field(f"{pre}_ff1", (m, layer.linear1.out_features))
-        st.linear(f"{pre}_linear1", x1, f1, _np(layer.linear1.weight), _np(layer.linear1.bias), relu=True)
+        st.linear(f"{pre}_linear1", x1, f1, as_float64(layer.linear1.weight), as_float64(layer.linear1.bias), relu=True)
         f2 = st.field(f"{pre}_ff2", (m, d))
-        st.linear(f"{pre}_linear2", f1, f2, _np(layer.linear2.weight), _np(layer.linear2.bias))
+        st.linear(f"{pre}_linear2", f1, f2, as_float64(layer.linear2.weight), as_float64(layer.linear2.bias))
         h = st.field(f"{pre}_out", (m, d))
         st.add_norm(f"{pre}_norm2", x1, f2, h, layer.norm2)
     st.output(h, xm, net, scale)

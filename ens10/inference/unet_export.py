@@ -33,10 +33,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import torch
 from torch import nn
 
 from ens10.baselines.models import UNet
+from ens10.inference.builders import as_float64
 from ens10.inference.errors import ExportError
 from ens10.inference.stacked import (
     StackedLayers,
@@ -98,9 +98,6 @@ class UNetGeometry:
         return {k: v.astype(np.float64) for k, v in out.items()}
 
 
-def _np(t: torch.Tensor) -> np.ndarray:
-    return t.detach().to(torch.float64).cpu().numpy()
-
 
 def _check(model: str, net: UNet) -> None:
     """The exporter handles exactly the layer shapes of :class:`UNet`."""
@@ -139,7 +136,7 @@ def export_unet(b: StackedLayers, model: str, net: UNet, inputs: Sequence[str],
 
     # layer outputs are fields "{label}_y": a field named as its own stencil breaks the gt:* bindings
     def conv(label: str, parts: Sequence[str], conv: nn.Conv2d, level: int) -> str:
-        w, bias = _np(conv.weight), _np(conv.bias)
+        w, bias = as_float64(conv.weight), as_float64(conv.bias)
         taps = (-(2**level), 0, 2**level)
         y = b.stacked(f"{label}_y", w.shape[0])
         split = np.cumsum([0, *(b.data_dims[p][0] for p in parts)])
@@ -159,7 +156,7 @@ def export_unet(b: StackedLayers, model: str, net: UNet, inputs: Sequence[str],
         return y
 
     def up(label: str, src: str, layer: nn.ConvTranspose2d, level: int) -> str:
-        w, bias = _np(layer.weight), _np(layer.bias)  # (in, out, 2, 2)
+        w, bias = as_float64(layer.weight), as_float64(layer.bias)  # (in, out, 2, 2)
         y = b.stacked(f"{label}_y", w.shape[1])
         pi, pj = par_field(level, "i"), par_field(level, "j")
         q = [[f"{label}_q{a}{bb}" for bb in (0, 1)] for a in (0, 1)]
@@ -175,4 +172,4 @@ def export_unet(b: StackedLayers, model: str, net: UNet, inputs: Sequence[str],
     m = block("mid", [pool("pool1", e2, 1)], net.mid, 2)
     d2 = block("dec2", [up("up2", m, net.up2, 1), e2], net.dec2, 1)
     d1 = block("dec1", [up("up1", d2, net.up1, 0), e1], net.dec1, 0)
-    b.head_arrays(_np(net.out.weight)[:, :, 0, 0], _np(net.out.bias), d1, float(net.head.scale))
+    b.head_arrays(as_float64(net.out.weight)[:, :, 0, 0], as_float64(net.out.bias), d1, float(net.head.scale))
