@@ -106,10 +106,15 @@ class FV3HydrostaticModel:
         return agrid_geometry(self.metrics)
 
     def run_diagnostics(self) -> dict[str, float]:
+        """The acoustic step, the halo-update time, the most tracer subcycles of the last step
+        and, with ``consv_te``, FV3's ``Energy_Deficit`` of the last step (W/m^2)."""
         d = self.dynamics
-        return {"acoustic_dt": d.dyn_core.acoustic_dt, "halo_seconds": d.halo_seconds,
-                "tracer_subcycles_max": float(np.max(d.tracer_subcycles))
-                if d.tracer_subcycles is not None else 0.0}  # fmt: skip
+        out = {"acoustic_dt": d.dyn_core.acoustic_dt, "halo_seconds": d.halo_seconds,
+               "tracer_subcycles_max": float(np.max(d.tracer_subcycles))
+               if d.tracer_subcycles is not None else 0.0}  # fmt: skip
+        if d.energy_fixer is not None and d.energy_fixer.active:
+            out["energy_deficit_w_m2"] = d.energy_fixer.energy_deficit
+        return out
 
 
 class BaroclinicExperiment:
@@ -172,7 +177,8 @@ class BaroclinicExperiment:
         dynamics = FV3HydrostaticDynamics(factory, metrics, states, tracers,
                                           self.config.hydrostatic_options(), dt,
                                           decomposition.communicator, ak=self.levels.ak,
-                                          bk=self.levels.bk, akap=c.kappa, cp_air=c.cp_air)  # fmt: skip
+                                          bk=self.levels.bk, akap=c.kappa, cp_air=c.cp_air,
+                                          constants=c)  # fmt: skip
         return FV3HydrostaticModel(dynamics, metrics, phis, self.config)
 
     def regridder(self, grid: GlobalGrid):

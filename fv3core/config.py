@@ -56,7 +56,7 @@ BAROCLINIC_DEFAULTS: dict[str, Any] = {
 THREE_D_KEYS: dict[str, Any] = {
     "k_split": 1, "hord_tr": 8, "kord_mt": 8, "kord_tm": -8, "kord_tr": 8, "n_sponge": 0,
     "d2_bg_k1": 4.0, "d2_bg_k2": 2.0, "is_ideal_case": False, "checker_tr": False,
-    "z_tracer": False, "fill": False,
+    "z_tracer": False, "fill": False, "consv_te": 0.0,
 }
 
 
@@ -124,6 +124,7 @@ class FV3Config:
     checker_tr: bool = False
     z_tracer: bool = False
     fill: bool = False
+    consv_te: float = 0.0
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -272,7 +273,8 @@ class FV3Config:
         return HydrostaticOptions(self.dyn_core_options(), k_split=self.k_split,
                                   hord_tr=self.hord_tr, kord_mt=self.kord_mt,
                                   kord_tm=self.kord_tm, kord_tr=self.kord_tr,
-                                  fill=self.fill, z_tracer=self.z_tracer)  # fmt: skip
+                                  fill=self.fill, z_tracer=self.z_tracer,
+                                  consv_te=self.consv_te)  # fmt: skip
 
     def _check_fv3(self) -> None:
         """Refuse keys FV3's scheme would not honour."""

@@ -74,8 +74,8 @@ def printout_steps(print_freq: int, dt: float) -> int:
 
 def log_printout(case: str, seconds: float, diagnostics: dict[str, float]) -> None:
     """One printout: for a 3-D case FV3's printed extrema (``fv_diag``'s PS, UA, VA, TA max and
-    min) and the budgets, otherwise the error norms and invariants as FV3's SWNORMS/SWINV
-    lines."""
+    min), the budgets and (``consv_te``) the energy fixer's deficit, otherwise the error norms
+    and invariants as FV3's SWNORMS/SWINV lines."""
     d = diagnostics
     if "PS_min" in d:
         log.info("%s day=%.6f PS max=%.6f min=%.6f mean=%.6f hPa UA max=%.6f min=%.6f VA max=%.6f "
@@ -84,6 +84,9 @@ def log_printout(case: str, seconds: float, diagnostics: dict[str, float]) -> No
                  d["UA_min"], d["VA_max"], d["VA_min"], d["TA_max"], d["TA_min"],
                  d.get("dry_mass_relative_change", np.nan),
                  d.get("total_energy_relative_change", np.nan))  # fmt: skip
+        if "energy_deficit_w_m2" in d:
+            log.info("%s day=%.6f Energy_Deficit (W/m**2) = %.8e", case, seconds / 86400.0,
+                     d["energy_deficit_w_m2"])  # fmt: skip
         return
     log.info("%s day=%.6f h l1=%.6e l2=%.6e linf=%.6e wind l1=%.6e l2=%.6e linf=%.6e "
              "mass_n=%.3e energy_n=%.6e enstr_n=%.6e Hmin=%.6f Hmax=%.6f", case,
@@ -170,7 +173,8 @@ def run(
         if fields is None or start is None or geometry is None:
             return
         grid = GlobalGrid(geometry["lon"], geometry["lat"], geometry["area"])
-        diagnostics = experiment.analyse(start, fields, grid, step * dt).diagnostics
+        diagnostics = {**model.run_diagnostics(),
+                       **experiment.analyse(start, fields, grid, step * dt).diagnostics}
         printouts.append((step * dt, diagnostics))
         log_printout(config.case, step * dt, diagnostics)
 

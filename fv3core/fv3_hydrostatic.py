@@ -16,11 +16,14 @@ One step of ``dt_atmos``, as FV3:
    d. ``npz > 4``: the vertical remapping to the hybrid levels
       (:class:`~fv3core.vertical.remapping.LagrangianToEulerian`, ``kord_mt``, ``kord_tm``,
       ``kord_tr``); the last one leaves ``pt`` as the temperature again and ``ps``, ``pe``,
-      ``peln``, ``pk``, ``pkz`` on the Eulerian levels.
+      ``peln``, ``pk``, ``pkz`` on the Eulerian levels;
+   e. after the last one, ``consv_te``: the total-energy fixer
+      (:class:`~fv3core.vertical.energy_fixer.TotalEnergyFixer`, its column energies taken
+      before step 1).
 
 Not implemented (refused by name where a key asks for them): the non-hydrostatic solver,
-moisture (``nwat > 0``), the total-energy fixer ``consv_te``, Rayleigh friction, ``d_con``
-heating, external-mode damping ``d_ext``, vorticity damping in 3-D.
+moisture (``nwat > 0``), Rayleigh friction, ``d_con`` heating, external-mode damping
+``d_ext``, vorticity damping in 3-D.
 """
 
 from __future__ import annotations
@@ -31,12 +34,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from fv3core.acoustic_halos import run_phase
+from fv3core.constants import Constants
 from fv3core.dyn_core_options import DynCoreOptions
 from fv3core.errors import FV3ConfigError
 from fv3core.fv3_dyn_core import FV3HydrostaticDynCore, FV3HydrostaticRank
 from fv3core.grid.fv3_metric import FV3MetricTerms
 from fv3core.stencils.fv3_divergence_damping import copy_field
 from fv3core.stencils.fv3_tracer_2d import FV3MultiRankTracerTransport, TracerFields
+from fv3core.vertical.energy_fixer import TotalEnergyFixer
 from fv3core.vertical.remapping import LagrangianToEulerian, to_potential
 from mapping.cluster import Communicator
 from stencils.dims import CELL_DIMS, GridIndexing
@@ -54,7 +59,8 @@ class HydrostaticOptions:
     remapping steps per ``dt_atmos``; ``hord_tr`` (tracers' PPM); ``kord_mt``, ``kord_tm``
     (< 0: remap the temperature), ``kord_tr``: the remapping schemes; ``fill``: ``fillz`` of
     the tracers after remapping; ``z_tracer``: FV3's choice of ``tracer_2d_1L`` (true) or
-    ``tracer_2d`` (false, FV3's default; ``q_split = 0``)."""
+    ``tracer_2d`` (false, FV3's default; ``q_split = 0``); ``consv_te``: the fraction of the
+    total energy lost over a step that is restored (FV3's energy fixer; 0: none)."""
 
     dyn_core: DynCoreOptions
     k_split: int = 1
@@ -64,10 +70,13 @@ class HydrostaticOptions:
     kord_tr: int = 8
     fill: bool = True
     z_tracer: bool = False
+    consv_te: float = 0.0
 
     def __post_init__(self) -> None:
         if self.k_split < 1:
             raise FV3ConfigError(f"k_split={self.k_split}: use a positive integer")
+        if not np.isfinite(self.consv_te):
+            raise FV3ConfigError(f"consv_te={self.consv_te}: must be a finite number")
 
 
 class FV3HydrostaticRankState:
@@ -126,13 +135,16 @@ class FV3HydrostaticDynamics:
     ``phis`` (m^2/s^2), ``pe``, ``peln``, ``pk``, ``pkz`` (FV3's ``p_var``: ``pkz`` is read
     on the compute cells at the first step) and ``ps`` (Pa); ``tracers[rank]``: name ->
     mixing-ratio array (cells).  ``ak``, ``bk``: the hybrid levels' coefficients (``nz + 1``
-    interfaces, ``ptop = ak[0]``); ``akap``, ``cp_air``: kappa and the heat capacity."""
+    interfaces, ``ptop = ak[0]``); ``akap``, ``cp_air``: kappa and the heat capacity;
+    ``constants``: the run's physical constants (``rdgas``, ``grav``, ``radius``), needed by
+    the energy fixer (``consv_te != 0``)."""
 
     def __init__(self, factory: StencilFactory, metrics: dict[int, FV3MetricTerms],
                  states: Mapping[int, Mapping[str, np.ndarray]],
                  tracers: Mapping[int, Mapping[str, np.ndarray]], options: HydrostaticOptions,
                  dt_atmos: float, communicator: Communicator, *, ak: Sequence[float],
-                 bk: Sequence[float], akap: float, cp_air: float) -> None:  # fmt: skip
+                 bk: Sequence[float], akap: float, cp_air: float,
+                 constants: Constants | None = None) -> None:  # fmt: skip
         self.options, self.dt_atmos = options, float(dt_atmos)
         self.mdt = self.dt_atmos / options.k_split
         ak, bk = np.asarray(ak, dtype=np.float64), np.asarray(bk, dtype=np.float64)
@@ -165,6 +177,28 @@ class FV3HydrostaticDynamics:
             if self.nq else None)  # fmt: skip
         #: nsplt(k) of the last tracer transport (FV3's subcycles per layer)
         self.tracer_subcycles: np.ndarray | None = None
+        self.energy_fixer = (self._energy_fixer(factory, communicator, constants, cp_air)
+                             if options.consv_te != 0.0 else None)  # fmt: skip
+
+    def _energy_fixer(self, factory: StencilFactory, communicator: Communicator,
+                      constants: Constants | None, cp_air: float) -> TotalEnergyFixer:
+        if constants is None:
+            raise FV3ConfigError(f"consv_te={self.options.consv_te}: the energy fixer needs "
+                                 "the run's constants (rdgas, grav, radius)")  # fmt: skip
+        if constants.cp_air != cp_air:
+            raise FV3ConfigError(f"cp_air={cp_air} differs from constants "
+                                 f"{constants.name!r}' {constants.cp_air}")  # fmt: skip
+        cores = self.dyn_core.ranks
+        fields = {r: {"pt": c.pt, "delp": c.delp, "pe": c.pe, "peln": c.peln, "pk": c.pk,
+                      "pkz": c.pkz, "u": c.u, "v": c.v, "phis": c.phis,
+                      "rsin2": c.grid.rsin2, "cosa_s": c.grid.cosa_s}
+                  for r, c in cores.items()}  # fmt: skip
+        areas = {r: np.asarray(c.metric.area, dtype=np.float64)[c.indexing.interior(CELL_DIMS)]
+                 for r, c in cores.items()}  # fmt: skip
+        return TotalEnergyFixer({r: factory.on_grid(c.indexing) for r, c in cores.items()},
+                                fields, areas, communicator, consv=self.options.consv_te,
+                                dt_atmos=self.dt_atmos, ptop=float(self.ak[0]),
+                                constants=constants)  # fmt: skip
 
     @property
     def halo_seconds(self) -> float:
@@ -172,7 +206,9 @@ class FV3HydrostaticDynamics:
 
     def step(self) -> None:
         """One large time step ``dt_atmos``."""
-        ranks = self.ranks
+        ranks, fixer = self.ranks, self.energy_fixer
+        if fixer is not None:
+            run_phase({r: r for r in ranks}, fixer.start)
         run_phase(ranks, lambda r: r.to_potential)
         k_split = self.options.k_split
         for n_map in range(1, k_split + 1):
@@ -181,3 +217,6 @@ class FV3HydrostaticDynamics:
             if self.tracer_transport is not None:
                 self.tracer_subcycles = self.tracer_transport()
             run_phase(ranks, lambda r, last=n_map == k_split: r.remapping[last])
+        if fixer is not None:
+            run_phase({r: r for r in ranks}, fixer.deficit)
+            fixer.heat()

@@ -277,6 +277,9 @@ class FV3Namelist:
     fill: bool = _key(FV, I, _A + "721", "fill negative tracer values from the cells above "
                       "and below after remapping (fillz; the 3-D core)", False,
                       three_d=(U, (), ""))  # fmt: skip
+    consv_te: float = _key(FV, I, _A + "681", "fraction of the total energy lost over a step "
+                           "restored by a uniform heating (> 0.001; < -0.001: a prescribed "
+                           "flux in W/m^2; the 3-D core)", 0.0, three_d=(U, (), ""))  # fmt: skip
     # --- fv_core_nml: diagnostics ---------------------------------------------------------
     print_freq: int = _key(FV, U, _A + "577", "hours between printouts of the diagnostics; 0 "
                            "never, -n every n dt_atmos steps (fv_diagnostics.F90:1668-1690)",
@@ -581,7 +584,7 @@ DEFAULT_ONLY: dict[str, dict[str, Any]] = {
         "do_cube_transform": False, "shift_fac": 18.0, "stretch_fac": 1.0, "nudge": False,
         "nudge_ic": False, "do_f3d": False, "read_increment": False, "do_diss_est": False,
         "lim_fac": 1.0, "smag2d": 0.0, "non_ortho": True, "d_con": 0.0, "ke_bg": 0.0,
-        "convert_ke": False, "do_held_suarez": False, "consv_te": 0.0, "fill_dp": False,
+        "convert_ke": False, "do_held_suarez": False, "fill_dp": False,
         "consv_am": False, "rf_fast": False, "no_dycore": False, "tau": 0.0,
         "fast_tau_w_sec": 0.0, "fv_sg_adj": -1, "breed_vortex_inline": False,
         "hybrid_z": False, "make_nh": False, "n_zs_filter": 0, "full_zs_filter": False,

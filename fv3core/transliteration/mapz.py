@@ -2,7 +2,7 @@
 ``scalar_profile``, ``cs_limiters``, ``map1_ppm``, ``map_scalar``, ``map1_q2``,
 ``mapn_tracer``), ``fv_fill.F90`` (``fillz``, the default branch without ``DEV_GFS_PHYS``) and
 the hydrostatic, adiabatic, dry path of ``fv_mapz.F90``'s ``Lagrangian_to_Eulerian``
-(``remap_te = .false.``, ``consv = 0``).
+(``remap_te = .false.``; its energy fix ``consv``: :mod:`fv3core.transliteration.energy_fixer`).
 
 The reference of :mod:`fv3core.vertical.remapping`.  Statement for statement FV3's, vectorised
 over ``i`` where FV3 loops over ``i`` innermost; the mapping loops (``do i`` / ``do k`` /

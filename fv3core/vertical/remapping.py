@@ -786,18 +786,19 @@ class MapNTracer:
 class LagrangianToEulerian:
     """Equivalent of FV3 subroutine ``Lagrangian_to_Eulerian`` (``fv_mapz.F90``) for the
     hydrostatic, adiabatic, dry core: ``hydrostatic = .true.``, ``remap_te = .false.``,
-    ``nwat = 0`` (``r_vir`` times specific humidity = 0), no physics, ``consv_te = 0``.
+    ``nwat = 0`` (``r_vir`` times specific humidity = 0), no physics.  FV3's energy fix of the
+    last remapping (``consv``) is :class:`fv3core.vertical.energy_fixer.TotalEnergyFixer`,
+    which :class:`fv3core.fv3_hydrostatic.FV3HydrostaticDynamics` runs after this one.
 
     Namelist keys read (FV3's meaning): ``kord_mt`` (remapping of the winds u, v, ``iv = -1``),
     ``kord_tm`` (temperature: ``< 0`` remaps the virtual temperature ``T_v = pt pkz`` in
     ``log(p)`` with ``map_scalar``, ``t_min`` = 184 K; ``> 0`` remaps the potential temperature
     ``pt`` in ``p`` with ``map1_ppm``), ``kord_tr`` (tracers, one value for all; FV3 remaps
     ``nq > 5`` tracers with ``mapn_tracer``, fewer one by one with ``map1_q2``, then
-    ``fillz``), ``fill`` (``fillz`` of the tracers), ``consv_te`` (only 0: the total-energy
-    fixer, which needs global sums over the whole sphere, is not ported).  ``akap``: kappa.
+    ``fillz``), ``fill`` (``fillz`` of the tracers).  ``akap``: kappa.
 
     Construction: ``LagrangianToEulerian(factory, ak, bk, *, kord_mt, kord_tm, kord_tr,
-    nq=0, fill=True, consv_te=0.0, akap)``; ``factory`` on ``GridIndexing(nx, ny, nz,
+    nq=0, fill=True, akap)``; ``factory`` on ``GridIndexing(nx, ny, nz,
     n_halo)`` (``n_halo >= 1``); ``ak`` (Pa), ``bk`` (1): NumPy arrays of ``nz + 1`` floats,
     ``ptop = ak[0]``.
 
@@ -824,14 +825,8 @@ class LagrangianToEulerian:
 
     def __init__(self, factory: GridStencilFactory, ak: np.ndarray, bk: np.ndarray, *,
                  kord_mt: int, kord_tm: int, kord_tr: int | Sequence[int], nq: int = 0,
-                 fill: bool = True, consv_te: float = 0.0, akap: float) -> None:  # fmt: skip
+                 fill: bool = True, akap: float) -> None:  # fmt: skip
         idx = factory.indexing
-        if consv_te != 0.0:
-            raise FV3ConfigError(
-                f"consv_te = {consv_te}: FV3's total-energy fixer (compute_total_energy and the "
-                "te adjustment of Lagrangian_to_Eulerian, which need sums over the whole sphere) "
-                "is not ported; set consv_te = 0"
-            )
         ak, bk = np.asarray(ak, dtype=np.float64), np.asarray(bk, dtype=np.float64)
         if ak.shape != (idx.nz + 1,) or bk.shape != (idx.nz + 1,):
             raise FV3ConfigError(f"ak, bk must have nz + 1 = {idx.nz + 1} values, got "

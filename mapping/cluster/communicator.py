@@ -235,6 +235,19 @@ class Communicator:
             values = self._only_comm().allgather(per_rank[self._ranks[0]])
         return _reduce(values, op)
 
+    def exact_sum(self, per_rank: Mapping[int, np.ndarray]) -> float:
+        """The sum of every element of every rank's array (any shapes), correctly rounded
+        (``math.fsum``), the same on every process and for any decomposition of the same
+        values: a global sum that does not depend on how the domain is split (FV3's
+        ``g_sum(..., reproduce=.true.)``). Collective."""
+        self._check_ranks(per_rank, "exact_sum")
+        mine = [np.asarray(per_rank[rank], dtype=np.float64).reshape(-1) for rank in self._ranks]
+        if self.holds_all_ranks:
+            values = mine
+        else:
+            values = self._only_comm().allgather(mine[0])
+        return _correctly_rounded_sum(np.concatenate(values).tolist())
+
     # --- halo exchange ----------------------------------------------------------------------
     def halo_updater(
         self,

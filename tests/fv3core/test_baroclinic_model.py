@@ -16,6 +16,7 @@ from fv3core.driver import run, write_netcdf
 from fv3core.validation.extract import load_3d_run_extract
 
 JW_C24 = Path(__file__).parent / "data" / "fortran" / "jw_C24_L26"
+JW_C24_CONSV_TE = Path(__file__).parent / "data" / "fortran" / "jw_C24_L26_consv_te"
 
 
 @pytest.fixture(scope="module")
@@ -78,15 +79,42 @@ def test_c24_six_hours_equals_fortran_fv3(backend: str) -> None:
         assert np.abs(fields[name] - want).max() <= 1e-8 * scale, name
 
 
+@pytest.mark.slow  # ~2 min on numpy: C24 L26, 6 large steps
+def test_c24_energy_fixer_equals_fortran_fv3() -> None:
+    """consv_te = 1 (FV3's energy fixer), the Fortran run's own input.nml (jw_C24_L26_consv_te,
+    otherwise jw_C24_L26's namelist), numpy: FV3's printed Energy_Deficit (W/m^2, 8 digits of a
+    single-precision value) every hour equals the Fortran run's to rtol 1e-4 (it is the small
+    difference of two energies ~1e6 times larger, so the libm round-off of the state shows
+    in its 5th digit), and after 6 h ps and the 850 hPa fields equal the Fortran model's as
+    closely as without the fixer (test above)."""
+    ref = load_3d_run_extract(JW_C24_CONSV_TE)
+    cfg = FV3Config.from_namelist(JW_C24_CONSV_TE / "input.nml", days=0.25, print_freq=1)
+    assert cfg.consv_te == 1.0
+    result = run(cfg, progress=False, history_every_s=6 * 3600.0)
+    assert len(result.printouts) == 7
+    for seconds, printout in result.printouts[1:]:
+        (row,) = np.flatnonzero(ref.printed_hours == seconds / 3600.0)
+        want = ref.printed["energy_deficit_w_m2"][row]
+        np.testing.assert_allclose(printout["energy_deficit_w_m2"], want, rtol=1e-4,
+                                   err_msg=f"Energy_Deficit at {seconds / 3600.0} h")  # fmt: skip
+    _, fields = result.history[-1]
+    np.testing.assert_allclose(fields["ps"], ref.at("ps", 6.0), rtol=1e-11, atol=0)
+    np.testing.assert_allclose(fields["t850"], ref.at("t850", 6.0), rtol=1e-9, atol=0)
+    for name in ("u850", "v850", "vort850"):
+        want = ref.at(name, 6.0)
+        assert np.abs(fields[name] - want).max() <= 1e-8 * np.abs(want).max(), name
+
+
 @pytest.mark.slow  # ~5 min on numpy: two decompositions' builds
 def test_one_process_6_and_24_ranks_bitwise() -> None:
     """The wave at C12 L26 for two large steps on 6 ranks (layout 1) and on 24 ranks (layout 2,
-    in this process): every gathered output field, the 3-D ones included, bit for bit."""
+    in this process), with FV3's energy fixer (consv_te = 1: global sums): every gathered
+    output field, the 3-D ones included, bit for bit."""
     results = []
     for layout in (1, 2):
         cfg = FV3Config.from_dict({"case": "baroclinic", "resolution": 12, "layout": layout,
-                                   "dt": 3600.0, "days": 2.0 / 24.0, "checker_tr": True},
-                                  source="test")  # fmt: skip
+                                   "dt": 3600.0, "days": 2.0 / 24.0, "checker_tr": True,
+                                   "consv_te": 1.0}, source="test")  # fmt: skip
         results.append(run(cfg, progress=False, history_every_s=7200.0).history[-1][1])
     for name, a in results[0].items():
         np.testing.assert_array_equal(a, results[1][name], err_msg=name)
@@ -96,9 +124,9 @@ def test_one_process_6_and_24_ranks_bitwise() -> None:
 def test_mpi_6_ranks_bitwise_equal_to_in_process() -> None:
     """mpiexec -n 6 (one rank per process) gives bit for bit the in-process result after one
     large step of the wave at C12 L26 (every halo update of dyn_core, the tracers' and the
-    output's)."""
+    output's, and the energy fixer's global sums: consv_te = 1)."""
     cfg = FV3Config.from_dict({"case": "baroclinic", "resolution": 12, "dt": 3600.0,
-                               "days": 1.0 / 24.0}, source="test")  # fmt: skip
+                               "days": 1.0 / 24.0, "consv_te": 1.0}, source="test")  # fmt: skip
     mpi_result = run(cfg, mpi=True, progress=False)
     if mpi_result.is_root:
         local = run(cfg, mpi=False, progress=False)

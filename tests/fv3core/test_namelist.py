@@ -282,12 +282,12 @@ def test_keys_fv3core_does_not_implement_unknown_keys_and_groups() -> None:
     """A feature fv3core lacks is accepted at FV3's default only; a key FV3 does not know
     (FV3 stops on it) and a group no module of the solo SW core reads are refused; I/O and
     physics groups and keys are ignored whatever their value."""
-    _nml(_with(consv_te="0.", smag2d="0.0", ke_bg="0"))  # FV3's defaults: fine
+    _nml(_with(d_con="0.", smag2d="0.0", ke_bg="0"))  # FV3's defaults: fine
     with pytest.raises(FV3ConfigError) as info:
-        _nml(_with(consv_te="1.", fv_sg_adj="600", n_splt="3"))
+        _nml(_with(d_con="1.", fv_sg_adj="600", n_splt="3"))
     msg = str(info.value)
-    assert "fv_core_nml: consv_te = 1.0 is not supported by fv3core: it implements FV3's " \
-           "default consv_te = 0.0 only" in msg  # fmt: skip
+    assert "fv_core_nml: d_con = 1.0 is not supported by fv3core: it implements FV3's " \
+           "default d_con = 0.0 only" in msg  # fmt: skip
     assert "fv_sg_adj = 600 is not supported" in msg
     assert "fv_core_nml: n_splt is not an FV3 fv_core_nml key (FV3 stops on it); did you mean " \
            "n_split?" in msg  # fmt: skip

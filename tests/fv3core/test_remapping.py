@@ -253,7 +253,7 @@ def test_fillz_removes_negatives_and_conserves(factory):
 
 
 def test_refusals(factory):
-    """Unsupported kord/iv and consv_te > 0 are refused naming the key."""
+    """Unsupported kord/iv are refused naming the key."""
     with pytest.raises(FV3ConfigError, match="kord = 6"):
         rm.MapSingle(factory, 6, 1)
     with pytest.raises(FV3ConfigError, match="kord = 16"):
@@ -261,9 +261,6 @@ def test_refusals(factory):
     with pytest.raises(FV3ConfigError, match="iv = -2"):
         rm.MapSingle(factory, 9, -2)
     ak, bk = eta_levels()
-    with pytest.raises(FV3ConfigError, match="consv_te"):
-        rm.LagrangianToEulerian(factory, ak, bk, kord_mt=9, kord_tm=-9, kord_tr=9, consv_te=1.0,
-                                akap=AKAP)  # fmt: skip
     with pytest.raises(FV3ConfigError, match="kord_tm = -5"):
         rm.LagrangianToEulerian(factory, ak, bk, kord_mt=9, kord_tm=-5, kord_tr=9, akap=AKAP)
 

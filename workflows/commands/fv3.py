@@ -73,6 +73,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                      "47, 63; default 26)")  # fmt: skip
     run.add_argument("--k-split", dest="k_split", type=whole_number(1),
                      help="3-D cases: FV3's k_split, vertical remappings per time step (default 2)")
+    run.add_argument("--consv-te", dest="consv_te", type=finite_number(),
+                     help="3-D cases: FV3's energy fixer consv_te, the fraction of the total "
+                     "energy lost over each step restored by a uniform heating (1: all; "
+                     "default 0, none; < -0.001: a prescribed flux in W/m^2)")  # fmt: skip
     run.add_argument("--checker-tr", dest="checker_tr", action=argparse.BooleanOptionalAction,
                      help="3-D cases: carry FV3's checkerboard tracer (test_case_nml checker_tr) "
                      "beside sphum")  # fmt: skip
@@ -180,7 +184,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 CONFIG_OPTIONS = ("case", "resolution", "days", "layout", "backend", "dt", "courant", "hord",
                   "alpha", "n_split", "dddmp", "nord", "d4_bg", "dynamics", "constants",
                   "fv3_dddmp", "d2_bg", "do_vort_damp", "vtdm4", "beta", "print_freq", "nz",
-                  "k_split", "checker_tr")  # fmt: skip
+                  "k_split", "checker_tr", "consv_te")  # fmt: skip
 #: the days of JW06's figures that `fv3 run --case baroclinic --output` draws
 BAROCLINIC_PLOT_DAYS = (7.0, 9.0, 10.0)
 

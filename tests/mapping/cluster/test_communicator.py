@@ -133,6 +133,23 @@ def test_allreduce_matches_numpy(layout, rng) -> None:
     assert math.isnan(comm.allreduce({r: math.nan if r == 2 else 0.0 for r in range(n)}, "max"))
 
 
+@pytest.mark.parametrize("layout", [1, 2])
+def test_exact_sum_is_correctly_rounded_and_split_independent(layout, rng) -> None:
+    """Reference: math.fsum of all the values (correctly rounded), which numpy.sum misses on
+    values of very different magnitudes; the same however the values are split over ranks
+    (one split per rank, or everything on rank 0 and empty arrays elsewhere)."""
+    part = CubedSpherePartitioner((layout, layout))
+    comm = Communicator.in_process(part)
+    n = part.total_ranks
+    values = rng.standard_normal(60 * n) * 10.0 ** rng.integers(-12, 12, 60 * n)
+    values[0], values[-1] = 1e30, -1e30  # they cancel: the small values decide the sum
+    exact = math.fsum(values.tolist())
+    split = {r: part_ for r, part_ in enumerate(np.array_split(values, n))}
+    lumped = {r: values.reshape(6, -1) if r == 0 else np.zeros(0) for r in range(n)}
+    assert comm.exact_sum(split) == comm.exact_sum(lumped) == exact
+    assert float(np.sum(values)) != exact  # the test's data do need the exact sum
+
+
 def test_broadcast_in_process_returns_the_value() -> None:
     """Reference: the value itself (the root process is this one)."""
     comm = Communicator.in_process(CubedSpherePartitioner((1, 1)))
@@ -310,6 +327,11 @@ def _mpi_reductions(mpi: Communicator, local: Communicator, rank: int) -> list[s
             got = mpi.allreduce({rank: per_rank[rank]}, op)
             if not np.array_equal(got, local.allreduce(per_rank, op)):
                 failures.append(f"rank {rank} {op} {values.shape}: {got}")
+    blocks = {r: rng.standard_normal((r + 1, 3)) * 10.0 ** rng.integers(-8, 8, (r + 1, 3))
+              for r in range(6)}  # fmt: skip
+    got_sum = mpi.exact_sum({rank: blocks[rank]})
+    if got_sum != local.exact_sum(blocks):
+        failures.append(f"rank {rank} exact_sum: {got_sum}")
     value = {"dt": 225.0, "levels": np.arange(4.0)} if rank == 0 else None
     got = mpi.broadcast(value)
     if got["dt"] != 225.0 or not np.array_equal(got["levels"], np.arange(4.0)):
@@ -347,7 +369,7 @@ def test_mpi_communicator_equals_in_process() -> None:
       raises the same HaloError on every process; ``MPIComm.gatherv`` joins blocks of
       different sizes in rank order.
     - allreduce max/min/sum of scalars and arrays: the in-process allreduce of all six values;
-      broadcast: the root's object.
+      exact_sum of blocks of different shapes: the in-process one; broadcast: the root's object.
     - halo_updater (slicing and datatypes packing, start()/wait()): the in-process updater's
       halos, for centre and corner scalars and C/D vectors with corner fill.
     """
