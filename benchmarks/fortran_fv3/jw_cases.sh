@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# FV3's Jablonowski & Williamson (2006) baroclinic wave (test_case = 13) on the hydrostatic 3-D
-# core (fv3_hydro.x, DYCORE=hydrostatic build.sh): adiabatic, no physics, no Rayleigh friction,
-# FV3's 26-level JW set_eta table (npz = 26).  One namelist template; each run differs only in
-# the keys its row below sets (resolution, n_split, dt_atmos, length, output interval,
-# consv_te, checker_tr: FV3's checkerboard in every tracer, here the passive sphum).  Each run <run> has a companion <run>/t0: the same with days = 0 and an end-of-run
+# FV3's Jablonowski & Williamson (2006) baroclinic wave (test_case = 13) and its steady state
+# (test_case = 12) on the hydrostatic 3-D core (fv3_hydro.x, DYCORE=hydrostatic build.sh):
+# adiabatic, no physics, no Rayleigh friction, FV3's set_eta levels for npz (26: the JW table).
+# One namelist template; each run differs only in the keys its row below sets (resolution,
+# n_split, dt_atmos, length, output interval, consv_te, checker_tr: FV3's checkerboard in
+# every tracer, here the passive sphum; npz, test_case).  Each run <run> has a companion
+# <run>/t0: the same with days = 0 and an end-of-run
 # diag file "atmos_t0" with every dynamic field (the fv_diag call at t = 0 that build.sh adds to
 # the solo driver writes them), whose RESTART/ holds the t = 0 restart (D-grid u, v).
 # Writes CASES_DIR/<run>/ (and <run>/t0/) and, unless --inputs-only, runs each with run.sh into
@@ -18,13 +20,14 @@ CASES_DIR="${CASES_DIR:-${WORK_DIR}/cases}"
 RUNS_DIR="${RUNS_DIR:-${WORK_DIR}/runs}"
 export FV3_EXE="${FV3_EXE:-${WORK_DIR}/bin/fv3_hydro.x}"
 
-#        run                  npx n_split dt_atmos days out_hours consv_te checker_tr
+#        run                  npx n_split dt_atmos days out_hours consv_te checker_tr npz test_case
 RUN_TABLE=(
-    "jw_C24_L26               25  4       3600     1    6         0.       .F."
-    "jw_C24_L26_consv_te      25  4       3600     1    6         1.       .F."
-    "jw_C48_L26               49  4       1800     10   24        0.       .F."
-    "jw_C24_L26_checker       25  4       3600     10   24        0.       .T."
-    "jw_C48_L26_checker       49  4       1800     10   24        0.       .T."
+    "jw_C24_L26               25  4       3600     1    6         0.       .F.  26  13"
+    "jw_C24_L26_consv_te      25  4       3600     1    6         1.       .F.  26  13"
+    "jw_C48_L26               49  4       1800     10   24        0.       .F.  26  13"
+    "jw_C24_L26_checker       25  4       3600     10   24        0.       .T.  26  13"
+    "jw_C48_L26_checker       49  4       1800     10   24        0.       .T.  26  13"
+    "jws_C24_L30              25  4       3600     30   24        0.       .F.  30  12"
 )
 RUNS=(jw_C24_L26 jw_C24_L26_consv_te jw_C48_L26)
 
@@ -37,7 +40,7 @@ if [[ $# -gt 0 ]]; then
     RUNS=("$@")
 fi
 
-input_nml() {  # npx n_split dt_atmos days consv_te checker_tr
+input_nml() {  # npx n_split dt_atmos days consv_te checker_tr npz test_case
     cat <<EOF
  &diag_manager_nml
     prepend_date = .F.
@@ -63,7 +66,7 @@ input_nml() {  # npx n_split dt_atmos days consv_te checker_tr
        npx      = $1
        npy      = $1
        ntiles   = 6
-       npz    = 26
+       npz    = $7
        grid_type = 0
        hydrostatic = .true.
        fv_debug = .F.
@@ -101,7 +104,7 @@ input_nml() {  # npx n_split dt_atmos days consv_te checker_tr
 /
 
  &test_case_nml
-    test_case = 13
+    test_case = $8
     checker_tr = $6
 /
 
@@ -164,18 +167,18 @@ for run in "${RUNS[@]}"; do
         echo "jw_cases.sh: unknown run ${run}; known: ${RUNS[*]}" >&2
         exit 2
     fi
-    read -r npx n_split dt days out_hours consv_te checker_tr <<< "${row}"
+    read -r npx n_split dt days out_hours consv_te checker_tr npz test_case <<< "${row}"
     dir="${CASES_DIR}/${run}"
     rm -rf "${dir}"
     mkdir -p "${dir}/t0"
-    input_nml "${npx}" "${n_split}" "${dt}" "${days}" "${consv_te}" "${checker_tr}" > "${dir}/input.nml"
+    input_nml "${npx}" "${n_split}" "${dt}" "${days}" "${consv_te}" "${checker_tr}" "${npz}" "${test_case}" > "${dir}/input.nml"
     diag_table "${run}" atmos_out "${out_hours}" > "${dir}/diag_table"
     field_table > "${dir}/field_table"
     : > "${dir}/data_table"
-    input_nml "${npx}" "${n_split}" "${dt}" 0 "${consv_te}" "${checker_tr}" > "${dir}/t0/input.nml"
+    input_nml "${npx}" "${n_split}" "${dt}" 0 "${consv_te}" "${checker_tr}" "${npz}" "${test_case}" > "${dir}/t0/input.nml"
     diag_table "${run}.t0" atmos_t0 -1 > "${dir}/t0/diag_table"
     cp "${dir}/field_table" "${dir}/data_table" "${dir}/t0/"
-    echo "== ${run}: npx ${npx}, n_split ${n_split}, dt_atmos ${dt}, ${days} days, output every ${out_hours} h, consv_te ${consv_te}, checker_tr ${checker_tr}"
+    echo "== ${run}: npx ${npx}, n_split ${n_split}, dt_atmos ${dt}, ${days} days, output every ${out_hours} h, consv_te ${consv_te}, checker_tr ${checker_tr}, npz ${npz}, test_case ${test_case}"
     if [[ "${inputs_only}" == "0" ]]; then
         # run.sh starts from an empty OUT_DIR: the run first, then its t0/ inside it
         "${HERE}/run.sh" "${dir}" "${RUNS_DIR}/${run}"

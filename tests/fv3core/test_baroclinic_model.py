@@ -82,11 +82,11 @@ def test_c24_six_hours_equals_fortran_fv3(backend: str) -> None:
 @pytest.mark.slow  # ~2 min on numpy: C24 L26, 6 large steps
 def test_c24_energy_fixer_equals_fortran_fv3() -> None:
     """consv_te = 1 (FV3's energy fixer), the Fortran run's own input.nml (jw_C24_L26_consv_te,
-    otherwise jw_C24_L26's namelist), numpy: FV3's printed Energy_Deficit (W/m^2, 8 digits of a
-    single-precision value) every hour equals the Fortran run's to rtol 1e-4 (it is the small
-    difference of two energies ~1e6 times larger, so the libm round-off of the state shows
-    in its 5th digit), and after 6 h ps and the 850 hPa fields equal the Fortran model's as
-    closely as without the fixer (test above)."""
+    otherwise jw_C24_L26's namelist), numpy: FV3's printed Energy_Deficit (W/m^2, a
+    single-precision value printed to 8 digits) every hour equals the Fortran run's to rtol
+    1e-6 (measured over the 24 hourly prints of a day: 3.4e-8, i.e. the printed digits), and
+    after 6 h ps and the 850 hPa fields equal the Fortran model's as closely as without the
+    fixer (test above; measured ps 1.3e-12, t850 3.8e-13 relative)."""
     ref = load_3d_run_extract(JW_C24_CONSV_TE)
     cfg = FV3Config.from_namelist(JW_C24_CONSV_TE / "input.nml", days=0.25, print_freq=1)
     assert cfg.consv_te == 1.0
@@ -95,7 +95,7 @@ def test_c24_energy_fixer_equals_fortran_fv3() -> None:
     for seconds, printout in result.printouts[1:]:
         (row,) = np.flatnonzero(ref.printed_hours == seconds / 3600.0)
         want = ref.printed["energy_deficit_w_m2"][row]
-        np.testing.assert_allclose(printout["energy_deficit_w_m2"], want, rtol=1e-4,
+        np.testing.assert_allclose(printout["energy_deficit_w_m2"], want, rtol=1e-6,
                                    err_msg=f"Energy_Deficit at {seconds / 3600.0} h")  # fmt: skip
     _, fields = result.history[-1]
     np.testing.assert_allclose(fields["ps"], ref.at("ps", 6.0), rtol=1e-11, atol=0)
