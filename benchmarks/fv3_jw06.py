@@ -42,7 +42,7 @@ import numpy as np
 
 from benchmarks.common import BenchmarkError, git_revision, machine_info, write_json
 from benchmarks.common import markdown_table as _table
-from fv3core.validation.baroclinic_norms import extrema
+from fv3core.validation.baroclinic_norms import extrema, zonal_mean_wind_l2
 from stencils.atomic import atomic_output, atomic_update_block
 
 NAME = "fv3-jw06"
@@ -93,10 +93,16 @@ def run_name(case: str, resolution: int, levels: int, backend: str) -> str:
     return f"{case}_C{resolution}_L{levels}_{backend.replace(':', '-')}"
 
 
+#: the folder prefix of the committed Fortran extracts of each case
+FORTRAN_PREFIX = {"baroclinic": "jw", "baroclinic_steady": "jws"}
+
+
 def fortran_run(case: str, resolution: int, levels: int) -> Path | None:
-    """The committed Fortran extract of this wave run, if there is one."""
-    folder = FORTRAN_DATA / f"jw_C{resolution}_L{levels}"
-    return folder if case == "baroclinic" and (folder / "extract.npz").is_file() else None
+    """The committed Fortran extract of this run (the wave: ``jw_C<N>_L<levels>``, the steady
+    state: ``jws_C<N>_L<levels>``), if there is one."""
+    prefix = FORTRAN_PREFIX.get(case)
+    folder = FORTRAN_DATA / f"{prefix}_C{resolution}_L{levels}"
+    return folder if prefix and (folder / "extract.npz").is_file() else None
 
 
 def default_n_split(resolution: int) -> int:
@@ -197,10 +203,42 @@ def fortran_extract(folder: Path):
     return load_3d_run_extract(folder)
 
 
+def fortran_steady_l2(run: SavedRun, folder: Path) -> list[dict[str, float]]:
+    """The steady state against the Fortran run: JW06's l2 of the zonal-mean zonal-wind change
+    of both (the Fortran run's from its A-grid ``ucomp``, regridded as ours) and both minimum
+    surface pressures, at the days the Fortran extract holds ``ucomp``."""
+    from fv3core.vertical.eta import set_eta
+
+    ref = fortran_extract(folder)
+    regrid = run.regridder
+    dp = np.diff(set_eta(run.levels).interface_pressure(1.0e5))
+
+    def latlon(u: np.ndarray) -> np.ndarray:
+        return np.stack([regrid(u[..., k]) for k in range(u.shape[-1])], axis=-1)
+
+    u0 = latlon(ref.at("ucomp", 0.0))
+    rows = []
+    for hours in ref.field_hours["ucomp"]:
+        k = np.flatnonzero(np.abs(run.series_hours - hours) < 1e-6)
+        if hours == 0.0 or not k.size:
+            continue
+        rows.append({"day": hours / 24.0,
+                     "l2": float(run.series["u_zonal_mean_l2"][k[0]]),
+                     "fortran_l2": zonal_mean_wind_l2(latlon(ref.at("ucomp", hours)), u0,
+                                                      regrid.lat, dp),
+                     "ps_min_hpa": float(run.series["PS_min"][k[0]]),
+                     "fortran_ps_min_hpa": float(ref.at("ps", hours).min()) / 100.0})  # fmt: skip
+    return rows
+
+
 def compare_with_fortran(run: SavedRun, folder: Path) -> dict[str, Any]:
     """ps (hPa), t850 (K), vort850 against the Fortran run at the days both have, and FV3's
-    printed extrema at every saved time the Fortran run printed."""
+    printed extrema at every saved time the Fortran run printed; the steady state: also
+    :func:`fortran_steady_l2`."""
     ref = fortran_extract(folder)
+    if run.case == "baroclinic_steady":
+        return {"fortran": folder.name, "days": [], "printed": [],
+                "steady": fortran_steady_l2(run, folder)}  # fmt: skip
     area = run.arrays["area"]
     days = []
     for day in sorted({h / 24.0 for h in ref.field_hours["ps"]}):
@@ -325,8 +363,14 @@ def plot(run: SavedRun, folder: Path) -> list[Path]:
                                     title="JW06 baroclinic wave: minimum surface pressure"))  # fmt: skip
     else:
         keep = series_days > 0
+        others = []
+        if fortran is not None:
+            rows = fortran_steady_l2(run, fortran)
+            others.append(("GFDL Fortran FV3", np.array([r["day"] for r in rows]),
+                           np.array([r["fortran_l2"] for r in rows])))  # fmt: skip
         out.append(plot_time_series(folder / f"jw06_{run.name}_series.png", series_days[keep],
                                     run.series["u_zonal_mean_l2"][keep], label=label,
+                                    others=others,
                                     title="JW06 steady state: l2(ubar - ubar0)"))  # fmt: skip
     return out
 
@@ -371,6 +415,13 @@ def markdown(payload: dict[str, Any]) -> str:
                   markdown_table(["run", "day", "min ps (hPa)", "where", "max ps (hPa)", "where"],
                                  rows), ""]  # fmt: skip
     for name, c in payload["fortran"].items():
+        if c.get("steady"):
+            rows = [[_f(d["day"], ".0f"), _f(d["l2"], ".3g"), _f(d["fortran_l2"], ".3g"),
+                     _f(d["ps_min_hpa"]), _f(d["fortran_ps_min_hpa"])] for d in c["steady"]]
+            lines += [f"{name} against GFDL's Fortran FV3 (`tests/fv3core/data/fortran/{c['fortran']}`,"
+                      " its own namelist):", "",
+                      markdown_table(["day", "l2(ubar - ubar0) m/s", "Fortran l2", "min ps (hPa)",
+                                      "Fortran min ps"], rows), ""]  # fmt: skip
         rows = [[_f(d["day"], ".0f"), _f(d["ps_min_hpa"]), _f(d["fortran_ps_min_hpa"]),
                  _place_text(d["ps_min_place"]), _place_text(d["fortran_ps_min_place"]),
                  _f(d["ps_max_abs_hpa"], ".3g"), _f(d["ps_l2_hpa"], ".3g"),

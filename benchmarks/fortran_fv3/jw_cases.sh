@@ -27,6 +27,7 @@ RUN_TABLE=(
     "jw_C48_L26               49  4       1800     10   24        0.       .F.  26  13"
     "jw_C24_L26_checker       25  4       3600     10   24        0.       .T.  26  13"
     "jw_C48_L26_checker       49  4       1800     10   24        0.       .T.  26  13"
+    "jw_C96_L26_checker       97  8       1800     1    24        0.       .T.  26  13"
     "jws_C24_L30              25  4       3600     30   24        0.       .F.  30  12"
 )
 RUNS=(jw_C24_L26 jw_C24_L26_consv_te jw_C48_L26)
