@@ -252,3 +252,13 @@ def compile_c(
     if proc.returncode != 0:
         raise BenchmarkError(f"building {source.name} failed ({' '.join(cmd)}):\n{proc.stderr}")
     return output
+
+
+def shown_path(path: Path | str) -> str:
+    """``path`` relative to the checkout when it lies beside or inside it (as the docs name
+    files: ``../shared/fv3-reference/...``, ``docs/benchmarks/...``), else as given."""
+    root = Path(__file__).resolve().parent.parent
+    resolved = Path(path).resolve()
+    if resolved.is_relative_to(root.parent):
+        return os.path.relpath(resolved, root)
+    return str(path)

@@ -39,6 +39,7 @@ from benchmarks.common import (
     machine_info,
     markdown_table,
     set_openmp_threads,
+    shown_path,
     stream_triad,
     time_call,
     time_interleaved,
@@ -404,16 +405,6 @@ def run(args: argparse.Namespace) -> int:
     write_markdown(args.markdown, text)
     sys.stdout.write(text + "\n")
     return 0
-
-
-def shown_path(path: Path | str) -> str:
-    """``path`` relative to the checkout when it lies beside or inside it (as the docs name
-    files: ``../shared/fv3-reference/...``, ``docs/benchmarks/...``), else as given."""
-    root = Path(__file__).resolve().parent.parent
-    resolved = Path(path).resolve()
-    if resolved.is_relative_to(root.parent):
-        return os.path.relpath(resolved, root)
-    return str(path)
 
 
 def command_line(args: argparse.Namespace) -> str:

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import benchmarks.fv3_jw06 as jw06
 from benchmarks.fv3_jw06 import (
     PRINTED,
     SavedRun,
@@ -27,10 +28,11 @@ JW_C24 = Path(__file__).parent.parent / "fv3core" / "data" / "fortran" / "jw_C24
 
 
 def _save(path: Path, hours, fields: dict[str, np.ndarray], lon, lat, area, series=None,
-          series_hours=(), resolution: int = 24) -> SavedRun:  # fmt: skip
+          series_hours=(), resolution: int = 24, case: str = "baroclinic",
+          levels: int = 26) -> SavedRun:  # fmt: skip
     series = series or {}
     names = sorted(series)
-    meta = {"config": {"case": "baroclinic", "resolution": resolution, "nz": 26,
+    meta = {"config": {"case": case, "resolution": resolution, "nz": levels,
                        "backend": "numpy"}, "steps": 1, "dt": 3600.0, "wall_seconds": 1.0,
             "seconds_per_step": 1.0, "diagnostics": {}, "revision": "test"}  # fmt: skip
     table = np.array([[series[n][k] for n in names] for k in range(len(series_hours))])
@@ -107,3 +109,43 @@ def test_self_convergence_of_a_known_offset(tmp_path) -> None:
     lat = np.linspace(-89.5, 89.5, 180)
     cos_lat = np.cos(np.deg2rad(lat))[:, None]
     assert weighted_l2(np.full((180, 360), 3.0), np.zeros((180, 360)), cos_lat) == pytest.approx(3.0)
+
+
+class _SteadyExtract:
+    """A Fortran steady-state extract: ``ucomp`` = u0 + offset(t), ``ps`` with a known minimum."""
+
+    def __init__(self, u0: np.ndarray, offsets: dict[float, float], ps_min: dict[float, float]):
+        self.u0, self.offsets, self.ps_min = u0, offsets, ps_min
+        self.field_hours = {"ucomp": [0.0, *offsets], "ps": list(ps_min)}
+
+    def at(self, name: str, hours: float) -> np.ndarray:
+        if name == "ucomp":
+            return self.u0 + (self.offsets[hours] if hours else 0.0)
+        ps = np.full(self.u0.shape[:3], 1.0e5)
+        ps[1, 2, 3] = 100.0 * self.ps_min[hours]
+        return ps
+
+
+def test_steady_state_against_the_fortran_run(tmp_path, monkeypatch) -> None:
+    """The Fortran run's l2 of the zonal-mean wind change of a uniform offset c is c (the
+    1-degree regridding reproduces a constant; JW06's l2 of a constant change is that constant),
+    next to the run's own l2 and minimum ps at the days both have, on C12 L30."""
+    cube = FV3Cube.build(12, radius=6.3712e6, omega=7.2921e-5)
+    h = cube.n_halo
+    agrid = np.rad2deg(cube.fields["agrid"][:, h : h + 12, h : h + 12])
+    lon, lat = agrid[..., 0], agrid[..., 1]
+    u0 = 30.0 * np.cos(np.deg2rad(lat))[..., None] * np.linspace(0.2, 1.0, 30)
+    fortran = _SteadyExtract(u0, {240.0: 0.5, 360.0: 2.0}, {240.0: 998.0, 360.0: 960.0, 480.0: 950.0})
+    monkeypatch.setattr(jw06, "fortran_extract", lambda folder: fortran)
+    series = {"u_zonal_mean_l2": [0.0, 0.4, 1.5, 9.0], "PS_min": [1000.0, 997.0, 961.0, 951.0]}
+    run = _save(tmp_path / "s.npz", [0.0], {"ps": np.full((1, 6, 12, 12), 1.0e5)}, lon, lat,
+                np.ones_like(lon), series, [0.0, 240.0, 360.0, 480.0], resolution=12,
+                case="baroclinic_steady", levels=30)  # fmt: skip
+    c = compare_with_fortran(run, tmp_path)
+    assert c["days"] == [] and [r["day"] for r in c["steady"]] == [10.0, 15.0]
+    ten, fifteen = c["steady"]
+    assert ten["fortran_l2"] == pytest.approx(0.5, rel=1e-12)
+    assert fifteen["fortran_l2"] == pytest.approx(2.0, rel=1e-12)
+    assert (ten["l2"], fifteen["l2"]) == (0.4, 1.5)
+    assert (ten["ps_min_hpa"], ten["fortran_ps_min_hpa"]) == (997.0, pytest.approx(998.0))
+    assert fifteen["fortran_ps_min_hpa"] == pytest.approx(960.0)
