@@ -118,8 +118,8 @@ class TotalEnergyFixer:
 
     ``consv``: FV3's ``consv_te``: > 0.001 restores that fraction of the energy lost over the
     step (1: all of it); < -0.001 adds a prescribed flux of ``consv`` W/m^2 (negative: a
-    cooling; held in single precision, as FV3's ``E_Flux``); otherwise nothing.  ``dt_atmos``: FV3's ``pdt``
-    (s); ``ptop`` (Pa).  ``factories[rank]``: the rank's grid factory; ``fields[rank]``: its
+    cooling; held in single precision, as FV3's ``E_Flux``); otherwise nothing.
+    ``dt_atmos``: FV3's ``pdt`` (s); ``ptop`` (Pa).  ``factories[rank]``: the rank's grid factory; ``fields[rank]``: its
     storages under FV3's names (``pt``, ``delp``, ``pe``, ``peln``, ``pk``, ``pkz``, ``u``,
     ``v``, ``phis``, and the grid's ``rsin2``, ``cosa_s``); ``areas[rank]``: the cell areas of
     its compute domain (m^2, NumPy ``(nx, ny)``).  ``communicator``: the run's
