@@ -82,8 +82,9 @@ def test_run_passes_the_factory_to_the_driver(tmp_path, monkeypatch):
 
 
 def test_baroclinic_options_reach_the_config_and_keep_daily_fields(tmp_path, monkeypatch):
-    """``--case baroclinic --levels 30 --k-split 1`` gives FV3Config's 3-D keys (FV3's JW
-    options for the rest); with --output the run keeps daily fields for the day-7/9/10 plot."""
+    """``--case baroclinic --levels 30 --k-split 1 --consv-te 1`` gives FV3Config's 3-D keys
+    (FV3's JW options for the rest; a non-finite --consv-te is an argument error); with
+    --output the run keeps daily fields for the day-7/9/10 plot."""
     calls = []
 
     def fake_run(config, **kwargs):
@@ -92,11 +93,15 @@ def test_baroclinic_options_reach_the_config_and_keep_daily_fields(tmp_path, mon
 
     monkeypatch.setattr("fv3core.driver.run", fake_run)
     argv = ["fv3", "run", "--case", "baroclinic", "--resolution", "12", "--levels", "30",
-            "--k-split", "1", "--no-progress", "--output", str(tmp_path / "jw.nc")]
+            "--k-split", "1", "--consv-te", "1", "--no-progress", "--output", str(tmp_path / "jw.nc")]
     assert main(argv) == 0
     ((config, kwargs),) = calls
     assert (config.nz, config.k_split, config.n_split, config.dt, config.hord_tm) == (30, 1, 4, 1800.0, 10)
+    assert config.consv_te == 1.0 and config.hydrostatic_options().consv_te == 1.0
     assert kwargs["history_every_s"] == 86400.0
+    with pytest.raises(SystemExit) as info:
+        main([*argv[:-3], "--consv-te", "nan"])
+    assert info.value.code == 2 and len(calls) == 1
 
 
 def test_output_that_cannot_be_written_is_refused_before_the_run(tmp_path, caplog, monkeypatch):
