@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -104,11 +105,22 @@ class Stencil:
         self.stencil_object(origin=tuple(origin), domain=tuple(domain), **kwargs)
 
 
+@dataclass(frozen=True)
+class BuildRecord:
+    """One distinct stencil a factory built, and how many times it was asked for it."""
+
+    definition: Callable[..., None]
+    externals: Mapping[str, Any]
+    oir_skip: tuple[str, ...]
+    requests: int
+
+
 class StencilFactory:
     """Builds stencils for one :class:`StencilConfig` and owns the cache of built stencils.
 
     ``factory(definition, externals={...})`` returns a :class:`Stencil`; the same definition and
     externals are built once per factory (and once per machine thanks to GT4Py's disk cache).
+    :meth:`builds` lists what was built (the stencils a model really runs, with their externals).
     """
 
     def __init__(self, config: StencilConfig | str | None = None) -> None:
@@ -118,6 +130,7 @@ class StencilFactory:
             config = StencilConfig.from_env(backend=config)
         self.config = config
         self._built: dict[tuple, Stencil] = {}
+        self._requests: dict[tuple, list] = {}  # key -> [definition, externals, skip, count]
 
     @property
     def backend(self) -> str:
@@ -140,7 +153,12 @@ class StencilFactory:
         if stencil is None:
             stencil = self._build(definition, externals, name or definition.__name__, skip)
             self._built[key] = stencil
+        self._requests.setdefault(key, [definition, dict(externals or {}), skip, 0])[3] += 1
         return stencil
+
+    def builds(self) -> list[BuildRecord]:
+        """Every distinct (definition, externals, OIR skips) built so far, in build order."""
+        return [BuildRecord(d, e, s, n) for d, e, s, n in self._requests.values()]
 
     def _build(
         self,
