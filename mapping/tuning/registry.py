@@ -37,11 +37,15 @@ class Tunable:
 
     ``modules``: modules (or packages, scanned with their submodules) whose public module-level
     GTScript definitions are tuning targets. ``externals``: code-path externals and the values
-    to try, e.g. ``{"iord": (5, 8)}``; a definition that reads one is tuned once per value."""
+    to try, e.g. ``{"iord": (5, 8)}``; a definition that reads one is tuned once per value.
+    ``targets``: target names with explicit externals (``module:function[KEY=VALUE,...]``),
+    e.g. the variants the package's models build; a definition named here is tuned as these
+    targets only (its scanned variants are left out)."""
 
     name: str
     modules: tuple[str, ...]
     externals: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    targets: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if isinstance(self.modules, str) or not self.modules:
@@ -60,6 +64,12 @@ class Tunable:
                 )
             choices[key] = values
         object.__setattr__(self, "externals", choices)
+        if isinstance(self.targets, str) or not all(isinstance(t, str) and ":" in t for t in self.targets):
+            raise TuningError(
+                f"tunable {self.name!r}: targets must be a tuple of 'module:function[...]' names, "
+                f"got {self.targets!r}"
+            )
+        object.__setattr__(self, "targets", tuple(self.targets))
 
 
 class Registry:

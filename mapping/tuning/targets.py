@@ -65,6 +65,8 @@ def parse_value(text: str) -> Any:
 
 def format_value(value: Any) -> str:
     """Inverse of :func:`parse_value` (raises TuningError for values a name cannot carry)."""
+    if isinstance(value, np.generic):  # numpy scalars name as the Python scalar they hold
+        value = value.item()
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float)):
@@ -284,11 +286,21 @@ def discover_all(
     tunables: Iterable[Tunable] | None = None,
 ) -> tuple[list[str], dict[str, str]]:
     """(tunable names, {name: why not} for definitions that need other externals or do not
-    parse) of the definitions of ``tunables`` (default: every registration)."""
+    parse) of the definitions of ``tunables`` (default: every registration): each
+    registration's explicit targets, then its modules' other definitions."""
     tunable: list[str] = []
     skipped: dict[str, str] = {}
     seen: set[str] = set()
     for registration in registered() if tunables is None else tunables:
+        for name in registration.targets:
+            base = split_name(name)[0]
+            try:
+                resolve(name)
+                tunable.append(canonical(name))
+            except TuningError as exc:
+                skipped[name] = str(exc)
+                log.info("not tunable: %s", exc)
+            seen.add(base)
         for name in _discover_names(registration.modules):
             if name in seen:
                 continue

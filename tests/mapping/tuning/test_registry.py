@@ -100,15 +100,18 @@ def test_discovery_of_an_explicit_list_of_registrations(definitions: str) -> Non
 
 def test_fv3core_registers_through_its_entry_point() -> None:
     """The installed stratoflow declares fv3core's registration in pyproject.toml; a fresh
-    registry loads it from the entry point, with the PPM schemes fv3core supports."""
+    registry loads it from the entry point, with the PPM schemes fv3core supports and the
+    recorded corpus of the variants its models build."""
     from fv3core.scheme_limits import SUPPORTED_HORD
     from fv3core.tunable import TUNABLE
+    from fv3core.tuning_corpus import load_corpus
 
     names = {ep.name: ep.value for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)}
     assert names.get("fv3core") == "fv3core.tunable:TUNABLE"
     installed = Registry().installed()
     assert installed["fv3core"] == TUNABLE
-    assert TUNABLE.modules == ("fv3core.stencils",)
+    assert TUNABLE.modules == ("fv3core.stencils", "fv3core.vertical")
+    assert TUNABLE.targets == load_corpus() and len(TUNABLE.targets) >= 35
     assert TUNABLE.externals == {"iord": SUPPORTED_HORD, "normal_wind": (False, True)}
     assert TUNABLE in registered()
     assert Registry(group=None).tunables() == []  # nothing is known without registrations
