@@ -108,6 +108,15 @@ class Evaluation:
         )
 
 
+def pinned_cores(threads: int) -> set[int] | None:
+    """The first ``threads`` cores this process may run on (None where affinity is not
+    available or fewer cores are allowed)."""
+    if not hasattr(os, "sched_getaffinity"):
+        return None
+    allowed = sorted(os.sched_getaffinity(0))
+    return set(allowed[:threads]) if 0 < threads <= len(allowed) else None
+
+
 #: Status of an evaluation that crashed or ran out of time: stored, but retried by the next search.
 TIMEOUT = "timeout"
 
@@ -202,12 +211,16 @@ class Evaluator:
                     self.config.startup_timeout_s, wrap=perf_prefix(), repeats=repeats)  # fmt: skip
         return self.last_stderr
 
-    def interleaved(self, schedules: list[Schedule], rounds: int = 3) -> dict[str, dict[str, Any]]:
+    def interleaved(
+        self, schedules: list[Schedule], rounds: int = 3, pin: bool = True
+    ) -> dict[str, dict[str, Any]]:
         """Re-measure ``schedules`` under identical conditions: one serving child per OpenMP
         environment, all alive at once; ``rounds`` rounds each measure every schedule once (the
         order of environments rotated, reversed every other round), pooling all timed samples.
-        Returns key -> {status, median_s, min_s, noise, samples}. Schedules should be built
-        already (they were, by the search that found them)."""
+        ``pin``: each child is bound to its first ``OMP_NUM_THREADS`` allowed cores
+        (``sched_setaffinity``, as ``taskset`` does) with ``OMP_PLACES=cores``.
+        Returns key -> {status, median_s, min_s, noise, samples, samples_s (every timing)}.
+        Schedules should be built already (they were, by the search that found them)."""
         from mapping.tuning.worker import RESULT_MARK
 
         groups: dict[tuple[tuple[str, str], ...], list[Schedule]] = {}
@@ -226,10 +239,15 @@ class Evaluator:
                         "repeats": self.config.repeats, "warmup": self.config.warmup,
                         "seed": self.config.seed,
                     }))  # fmt: skip
+                    env = {**os.environ, **dict(env_items)}
+                    cores = pinned_cores(int(env.get("OMP_NUM_THREADS", "1"))) if pin else None
+                    if cores is not None:
+                        env["OMP_PLACES"] = "cores"
                     servers[env_items] = subprocess.Popen(
                         [sys.executable, "-m", "mapping.tuning.worker", str(req), str(res)],
-                        env={**os.environ, **dict(env_items)}, stdin=subprocess.PIPE,
-                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                        env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                        stderr=subprocess.DEVNULL, text=True,
+                        preexec_fn=(lambda c=cores: os.sched_setaffinity(0, c)) if cores else None,
                     )  # fmt: skip
 
                 def answer(proc: subprocess.Popen, timeout: float) -> dict[str, Any] | None:
@@ -285,7 +303,7 @@ class Evaluator:
             med = statistics.median(xs)
             out[key] = {
                 "status": "ok", "median_s": med, "min_s": min(xs), "samples": len(xs),
-                "noise": (max(xs) - min(xs)) / med if med else 0.0,
+                "noise": (max(xs) - min(xs)) / med if med else 0.0, "samples_s": list(xs),
             }  # fmt: skip
         return out
 
