@@ -9,12 +9,13 @@ measured on the new stencil; the fastest valid one wins.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from mapping.tuning.db import TuningDB
+from mapping.tuning.encoder import log_profile
 from mapping.tuning.errors import TuningError
 from mapping.tuning.features import Embedding, Standardiser
 from mapping.tuning.measure import Evaluation
@@ -71,33 +72,33 @@ def candidates_from(
 def consensus_candidates(
     db: TuningDB, neighbours: Sequence[tuple[str, float]], domain: tuple[int, ...], n: int
 ) -> list[Schedule]:
+    """The ``n`` schedules that are fastest over the ``neighbours`` together (:func:`consensus`)."""
+    return consensus([(db.evaluations(name, domain), dist) for name, dist in neighbours], n)
+
+
+def consensus(neighbours: Sequence[tuple[Mapping[str, Evaluation], float]], n: int) -> list[Schedule]:
     """The ``n`` schedules that are fastest over all neighbours together.
 
-    Each neighbour's runtimes are normalised by its own best; a schedule's score is the
-    distance-weighted (1 / (d + 0.1)) mean of log(runtime / best) over the neighbours, a schedule
-    invalid or unmeasured on a neighbour counting as that neighbour's slowest valid one. One
-    noisy neighbour measurement does not decide alone, as it does under the best-per-neighbour
-    rule when many schedules are within noise of each other.
+    ``neighbours``: (evaluations by schedule key, distance) per neighbour. Each neighbour's
+    runtimes are normalised by its own best; a schedule's score is the distance-weighted
+    (1 / (d + 0.1)) mean of log(runtime / best) over the neighbours, a schedule invalid or
+    unmeasured on a neighbour counting as that neighbour's slowest valid one. One noisy
+    neighbour measurement does not decide alone, as it does under the best-per-neighbour rule
+    when many schedules are within noise of each other.
     """
-    import math
-
-    scores: dict[str, float] = {}
     schedules: dict[str, Schedule] = {}
     total_w = 0.0
     per: list[tuple[float, dict[str, float], float]] = []
-    for name, dist in neighbours:
-        ok = {k: e for k, e in db.evaluations(name, domain).items() if e.ok}
-        if not ok:
+    for evaluations, dist in neighbours:
+        logs = log_profile(evaluations)
+        if not logs:
             continue
-        best = min(float(e.median_s) for e in ok.values())  # type: ignore[arg-type]
-        logs = {k: math.log(float(e.median_s) / best) for k, e in ok.items()}  # type: ignore[arg-type]
-        for k, e in ok.items():
-            schedules.setdefault(k, e.schedule)
+        for k in logs:
+            schedules.setdefault(k, evaluations[k].schedule)
         w = 1.0 / (dist + 0.1)
         per.append((w, logs, max(logs.values())))
         total_w += w
-    for key in schedules:
-        scores[key] = sum(w * logs.get(key, worst) for w, logs, worst in per) / total_w
+    scores = {key: sum(w * logs.get(key, worst) for w, logs, worst in per) / total_w for key in schedules}
     ranked = sorted(schedules, key=lambda k: (scores[k], k))
     return [schedules[k] for k in ranked[:n]]
 
