@@ -104,7 +104,7 @@ class LeaveOneOut:
         out: dict[str, Proposal] = {}
         for method in methods:
             if method == "learned":
-                nb = self.encoder(name).nearest(query, [self.embeddings[n] for n in pool], self.k)
+                nb = nearest(query, [self.embeddings[n] for n in pool], self.k, self.encoder(name).encode)
             elif method == "hand":
                 nb = nearest(query, [self.embeddings[n] for n in pool], self.k)
             elif method == "random":

@@ -92,14 +92,6 @@ class LearnedEncoder:
         v = np.where(np.isnan(v), self.mean, v)
         return self.weights @ ((v - self.mean) / self.std)
 
-    def nearest(self, query: Embedding, pool: Sequence[Embedding], k: int) -> list[tuple[str, float]]:
-        """The ``k`` stencils of ``pool`` (``query`` excluded) nearest in the learned embedding."""
-        q = self.encode(query)
-        dists = [(e.stencil, float(np.linalg.norm(self.encode(e) - q))) for e in pool if e.stencil != query.stencil]
-        if not dists:
-            raise TuningError(f"no tuned stencils to transfer from for {query.stencil!r}")
-        return sorted(dists, key=lambda t: (t[1], t[0]))[:k]
-
     # -- file -------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         return {

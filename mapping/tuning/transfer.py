@@ -39,18 +39,23 @@ class TransferResult:
 
 
 def nearest(
-    query: Embedding, pool: Sequence[Embedding], k: int
+    query: Embedding,
+    pool: Sequence[Embedding],
+    k: int,
+    embed: Callable[[Embedding], np.ndarray] | None = None,
 ) -> list[tuple[str, float]]:
-    """The ``k`` stencils of ``pool`` closest to ``query`` (itself excluded), with distances."""
+    """The ``k`` stencils of ``pool`` closest to ``query`` (itself excluded), with distances:
+    Euclidean on ``embed`` (default: the features standardised over ``pool`` and ``query``;
+    a :class:`~mapping.tuning.encoder.LearnedEncoder`'s ``encode`` for the learned embedding)."""
     others = [e for e in pool if e.stencil != query.stencil]
     if not others:
         raise TuningError(
             f"no tuned stencils to transfer from for {query.stencil!r}: run "
             "'stratoflow tune search' on a few stencils first"
         )
-    std = Standardiser(others + [query])
-    q = std(query)
-    dists = [(e.stencil, float(np.linalg.norm(std(e) - q))) for e in others]
+    embed = embed or Standardiser(others + [query])
+    q = embed(query)
+    dists = [(e.stencil, float(np.linalg.norm(embed(e) - q))) for e in others]
     return sorted(dists, key=lambda t: (t[1], t[0]))[:k]
 
 

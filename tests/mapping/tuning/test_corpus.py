@@ -3,13 +3,18 @@ per definition; every committed target resolves and runs on numpy."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
-from fv3core.tuning_corpus import CORPUS_PATH, corpus_names, load_corpus, recorded_builds
+from fv3core.tuning_corpus import (
+    CORPUS_PATH,
+    corpus_names,
+    load_corpus,
+    recorded_builds,
+    runs_on_generic_inputs,
+)
 from mapping.tuning.errors import TuningError
 from mapping.tuning.registry import Tunable
-from mapping.tuning.targets import discover_all, resolve, split_name
+from mapping.tuning.targets import discover_all, split_name
 from stencils.factory import StencilFactory
 from stencils.library import LIBRARY
 
@@ -35,7 +40,7 @@ def test_corpus_names_one_variant_per_definition() -> None:
     assert corpus_names(recs) == [f"{base}[a=2]"]
 
 
-def test_committed_corpus_is_large_and_every_target_runs(tmp_path) -> None:
+def test_committed_corpus_is_large_and_every_target_runs() -> None:
     """The committed corpus names >= 35 definitions of fv3core's 3-D and shallow-water cores
     (with fv3core.vertical's remapping), each once; each target resolves and its numpy build
     runs on a small domain with finite outputs (a spread of eight is run here)."""
@@ -43,12 +48,8 @@ def test_committed_corpus_is_large_and_every_target_runs(tmp_path) -> None:
     bases = [split_name(n)[0] for n in names]
     assert len(names) >= 35 and len(set(bases)) == len(bases)
     assert any(b.startswith("fv3core.vertical.remapping:") for b in bases)
-    from mapping.tuning.worker import reference_outputs
-
     for name in names[:: max(1, len(names) // 8)]:  # a spread of eight (all: ~1 min)
-        target = resolve(name)
-        out = reference_outputs(target, target.domain(12, 10, 6), 0, str(tmp_path))
-        assert out and all(np.isfinite(a).all() for a in out.values()), name
+        assert runs_on_generic_inputs(name) is None, name
 
 
 def test_benchmark_corpus_has_forty_stencils() -> None:

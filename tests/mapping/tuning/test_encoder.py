@@ -14,7 +14,7 @@ from mapping.tuning.errors import TuningError
 from mapping.tuning.features import Embedding
 from mapping.tuning.measure import Evaluation
 from mapping.tuning.schedule import Schedule
-from mapping.tuning.transfer import consensus
+from mapping.tuning.transfer import consensus, nearest
 
 SPACE = [Schedule("numpy")] + [Schedule("gt:cpu_ifirst", threads=t) for t in (1, 2)] + [
     Schedule("gt:cpu_kfirst", threads=t) for t in (1, 2)
@@ -78,7 +78,7 @@ def test_learned_encoder_finds_the_family_and_round_trips(tmp_path) -> None:  # 
     enc = LearnedEncoder.fit(list(embs.values()), profiles, dims=2)
     for name, emb in embs.items():
         fam = int(name[1:]) % 2
-        for nb, _ in enc.nearest(emb, list(embs.values()), 3):
+        for nb, _ in nearest(emb, list(embs.values()), 3, enc.encode):
             assert int(nb[1:]) % 2 == fam, (name, nb)
     path = tmp_path / "encoder.json"
     enc.save(path)
