@@ -1,16 +1,17 @@
-"""Transfer tuning, leave-one-out: transferred schedules vs each stencil's exhaustive optimum.
+"""Transfer tuning, leave-one-out: five ways of proposing schedules vs the exhaustive optimum.
 
-For every stencil (the library, plus module-level GTScript definitions found in fv3core, the
-directional ones as their x variant): embed it and search its schedule space exhaustively
-(resumable: evaluations are stored in the tuning database and skipped when present, so the
-benchmark can be completed across runs). Then, for each stencil whose exhaustive search is
-complete, hold it out: transfer from the other complete stencils (k nearest neighbours, by the
-``best`` and the ``consensus`` candidate rule), and compare with its own exhaustive best.
-The candidates of both rules and the exhaustive search's fastest finalists are re-measured
-in interleaved rounds under identical conditions (``--confirm-rounds``); the transfer result is
-the fastest re-measured candidate, the exhaustive best the fastest re-measured finalist. The
-ratio from the search-time timings is reported beside it. Evaluations are counted as timed
-schedules and, separately, as compilations.
+For every stencil (the library, the fv3core corpus and fv3core's other definitions, directional
+ones as their x variant): embed it and search its schedule space exhaustively (resumable: the
+evaluations are stored in the tuning database and skipped when present). Then hold out each
+stencil whose search is complete and let every method of :data:`mapping.tuning.ablation.METHODS`
+propose ``--candidates`` schedules from the other stencils' records only: the learned encoder
+(fit without the held-out stencil), the hand features, random neighbours, the global best, and
+random search of the stencil's own space. The union of all candidates and the exhaustive
+search's ``--finalists`` fastest schedules are re-measured in ``--rounds`` interleaved rounds on
+pinned cores; each method's fastest candidate over the best finalist is a ratio with a bootstrap
+95% interval and a verdict (faster, same, slower). Per method: the median ratio over stencils
+with its interval, the verdict counts, and Wilcoxon's paired test of the learned embedding
+against it. The encoder fit on every complete stencil is saved (``--encoder``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import os
 import statistics
 import time
@@ -48,22 +50,24 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="schedule space searched exhaustively (default compact: 61 schedules)")
     p.add_argument("--domain", type=int, nargs=3, default=(96, 96, 48), metavar=("NX", "NY", "NZ"))
     p.add_argument("--k", type=int, default=3, help="neighbours transferred from (default 3)")
-    p.add_argument("--rule", choices=("best", "consensus"), default="consensus",
-                   help="candidates: each neighbour's best schedule, or the k schedules fastest over "
-                   "all neighbours together (default)")
-    p.add_argument("--candidates", type=int, default=None,
-                   help="candidates tried by the consensus rule (default k)")
-    p.add_argument("--remeasure-both-rules", action="store_true",
-                   help="re-measure the other rule's candidates too (default: only --rule's; the "
-                   "other rule is then compared on the search-time timings)")
-    p.add_argument("--confirm-rounds", type=int, default=3,
-                   help="rounds re-measuring the transfer candidates interleaved with the exhaustive "
-                   "best under identical conditions (0: compare the search-time timings)")
+    p.add_argument("--candidates", type=int, default=3,
+                   help="schedules each method proposes and evaluates on the held-out stencil (default 3)")
+    p.add_argument("--dims", type=int, default=4, help="dimensions of the learned embedding (default 4)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the encoder fit, random methods, bootstrap")
+    p.add_argument("--rounds", type=int, default=3,
+                   help="interleaved rounds re-measuring every candidate with the search's finalists "
+                   "under identical conditions (default 3; each round times --repeats runs)")
     p.add_argument("--finalists", type=int, default=2,
-                   help="the exhaustive search's fastest N schedules re-measured with the transfer "
-                   "candidates; the fastest of them re-measured is the exhaustive best (default 2)")
+                   help="the exhaustive search's fastest N schedules re-measured with the candidates; "
+                   "the fastest of them re-measured is the best (default 2)")
     p.add_argument("--remeasure", action="store_true",
-                   help="ignore re-measurements cached next to --json")
+                   help="ignore re-measurements cached next to --json (FILE.remeasure.json)")
+    p.add_argument("--encoder", type=Path, default=DOCS_BENCH / "tuning_encoder.json",
+                   help="where to save the encoder fit on every complete stencil "
+                   "(default docs/benchmarks/tuning_encoder.json)")
+    p.add_argument("--plot", type=Path, default=DOCS_BENCH / "tuning.png",
+                   help="PNG of each method's ratio to the best per stencil, with intervals "
+                   "(default docs/benchmarks/tuning.png)")
     p.add_argument("--db", type=Path, default=None, help="tuning database (default: the user one)")
     p.add_argument("--cache-dir", type=Path, default=None, help="build cache directory")
     p.add_argument("--jobs", type=int, default=2, help="parallel compilations")
@@ -88,17 +92,20 @@ def _default_stencils() -> list[str]:
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
+    from mapping.tuning.ablation import LeaveOneOut, score_stencil, search_ratio, summarize
     from mapping.tuning.counters import probe
     from mapping.tuning.db import TuningDB
+    from mapping.tuning.encoder import LearnedEncoder, log_profile
+    from mapping.tuning.errors import TuningError
     from mapping.tuning.measure import TIMEOUT, Evaluator, MeasureConfig, default_cache_dir
     from mapping.tuning.schedule import Schedule
     from mapping.tuning.search import Tuner
     from mapping.tuning.space import get_space
-    from mapping.tuning.transfer import CANDIDATE_RULES, transfer
 
     t_run = time.monotonic()
-    if args.k < 1:
-        raise BenchmarkError("--k must be >= 1")
+    for opt in ("k", "candidates", "dims", "rounds", "finalists"):
+        if getattr(args, opt) < 1:
+            raise BenchmarkError(f"--{opt} must be >= 1, got {getattr(args, opt)}")
     from mapping.tuning.targets import canonical
 
     names = [canonical(n) for n in args.stencils] if args.stencils else _default_stencils()
@@ -114,6 +121,7 @@ def run(args: argparse.Namespace) -> int:
     t_start = time.monotonic()
     load_start = os.getloadavg()
     searched: dict[str, dict[str, int]] = {}
+    failed: dict[str, str] = {}
     if not args.no_search:
         for name in names:
             if args.max_minutes is not None and time.monotonic() - t_start > 60 * args.max_minutes:
@@ -121,168 +129,103 @@ def run(args: argparse.Namespace) -> int:
                 continue
             with tqdm(total=len(space) + 1, desc=f"exhaustive {name}", unit="sched", disable=None) as bar:
                 tuner = Tuner(name, Evaluator(name, cfg), db, progress=bar.update)
-                if db.embedding(name, domain) is None:
-                    tuner.profile(stream.triad_gbs)
-                else:
-                    bar.update(1)
-                res = tuner.search(space, "exhaustive")
+                try:
+                    if db.embedding(name, domain) is None:
+                        tuner.profile(stream.triad_gbs)
+                    else:
+                        bar.update(1)
+                    res = tuner.search(space, "exhaustive")
+                except TuningError as exc:  # one broken stencil does not end the benchmark
+                    log.warning("skipping %s: %s", name, exc)
+                    failed[name] = str(exc)
+                    continue
             searched[name] = {"builds": res.builds, "runs": res.runs, "reused": res.reused}
 
-    keys = {s.key for s in space}
-    build_keys = {s.build_key for s in space if s.compiled}
-    complete: dict[str, dict[str, Any]] = {}
-    for name in names:
-        evs = {k: e for k, e in db.evaluations(name, domain).items() if e.status != TIMEOUT}
-        emb = db.embedding(name, domain)
-        if emb is not None and keys <= set(evs):
-            complete[name] = {"evs": evs, "emb": emb}
-    stale = _stale_builds(complete, cfg.cache_dir, args.finalists, keys)
-    confirm_path = args.json.with_name(args.json.stem + ".confirm.json")
-    confirmed_cache: dict[str, Any] = {}
-    if confirm_path.exists() and not args.remeasure:
-        confirmed_cache = json.loads(confirm_path.read_text())
-    results = []
-    for name, info in tqdm(complete.items(), desc="leave-one-out", unit="stencil", disable=None):
-        evs = info["evs"]
-        ok = {k: e for k, e in evs.items() if k in keys and e.ok}
-        if not ok:
-            continue
-        best = best_search = min(ok.values(), key=lambda e: e.median_s)
-        default = evs.get(Schedule("numpy").key)
-        pool = [c["emb"] for n, c in complete.items() if n != name]
-        if not pool:
-            continue
-
-        def lookup(cands: list[Schedule], evs: dict = evs, name: str = name) -> list:
-            missing = [c for c in cands if c.key not in evs]
-            if missing:
-                raise BenchmarkError(f"{name}: candidate schedules outside the searched space: {missing}")
-            return [evs[c.key] for c in cands]
-
-        trs = {
-            rule: transfer(info["emb"], db, domain, lookup, k=args.k, pool=pool, space_size=len(space),
-                           rule=rule, candidates=args.candidates)
-            for rule in CANDIDATE_RULES
-        }  # fmt: skip
-        # re-measure every candidate and the exhaustive best interleaved, same conditions
-        remeasured: dict[str, Any] = {}
-        remeasure_load = None
-        if args.confirm_rounds > 0:
-            rules = CANDIDATE_RULES if args.remeasure_both_rules else (args.rule,)
-            todo = {c.key: c for rule in rules for c in trs[rule].candidates}
-            finalists = sorted(ok.values(), key=lambda e: e.median_s)[: args.finalists]
-            todo.update({e.schedule.key: e.schedule for e in finalists})
-            cache_key = f"{name}|{','.join(sorted(todo))}|{args.confirm_rounds}"
-            loads = confirmed_cache.setdefault("__load__", {})
-            if cache_key not in confirmed_cache:
-                ev = Evaluator(name, cfg)
+    complete = _complete(db, names, space, domain)
+    stale = _stale_builds(complete, cfg.cache_dir, args.finalists, {s.key for s in space})
+    cache_path = args.json.with_name(args.json.stem + ".remeasure.json")
+    cache: dict[str, Any] = {}
+    if cache_path.exists() and not args.remeasure:
+        cache = json.loads(cache_path.read_text())
+    results: list[dict[str, Any]] = []
+    scores = []
+    encoder_path = None
+    if len(complete) >= 4:
+        loo = LeaveOneOut({n: c["emb"] for n, c in complete.items()}, {n: c["evs"] for n, c in complete.items()},
+                          list(space), k=args.k, candidates=args.candidates, dims=args.dims, seed=args.seed)  # fmt: skip
+        for name in tqdm(complete, desc="leave-one-out", unit="stencil", disable=None):
+            evs = complete[name]["evs"]
+            props = loo.propose(name)
+            finalists = [e.schedule for e in sorted((e for e in evs.values() if e.ok), key=lambda e: e.median_s)]
+            finalists = finalists[: args.finalists]
+            todo = {c.key: c for p in props.values() for c in p.candidates}
+            todo.update({f.key: f for f in finalists})
+            key = f"{name}|{','.join(sorted(todo))}|{args.rounds}"
+            if key not in cache:
                 before = os.getloadavg()[0]
-                confirmed_cache[cache_key] = ev.interleaved(list(todo.values()), args.confirm_rounds)
-                loads[cache_key] = [before, os.getloadavg()[0]]
-                atomic_write_text(confirm_path, json.dumps(confirmed_cache, indent=1) + "\n")
-            remeasured = confirmed_cache[cache_key]
-            remeasure_load = loads.get(cache_key)
-
-        def seconds(s: Schedule, measured: dict = remeasured, evs: dict = evs) -> float:
-            rec = measured.get(s.key) if measured else None
-            if measured:
-                return float(rec["median_s"]) if rec and rec.get("status") == "ok" else float("inf")
-            e = evs[s.key]
-            return float(e.median_s) if e.ok else float("inf")
-
-        def search_seconds(s: Schedule, evs: dict = evs) -> float:
-            e = evs[s.key]
-            return float(e.median_s) if e.ok else float("inf")
-
-        if remeasured:  # the exhaustive search's pick after re-measuring its finalists
-            best = min(finalists, key=lambda e: seconds(e.schedule))
-        t_ref = seconds(best.schedule)
-        per_rule = {}
-        for rule, tr in trs.items():
-            both = not remeasured or all(c.key in remeasured for c in tr.candidates)
-            timing = seconds if both else search_seconds  # not re-measured: search timings
-            ref = t_ref if both else float(best_search.median_s)
-            winner = min(tr.candidates, key=timing) if tr.candidates else None
-            t = timing(winner) if winner else float("nan")
-            search_ok = [e for e in tr.evaluations if e.ok]
-            t_search = min(float(e.median_s) for e in search_ok) if search_ok else float("nan")
-            per_rule[rule] = {
-                "neighbours": [n for n, _ in tr.neighbours],
-                "candidates": [c.describe() for c in tr.candidates],
-                "transfer_schedule": winner.to_dict() if winner else None,
-                "transfer_evals": len(tr.candidates),
-                "transfer_builds": len({c.build_key for c in tr.candidates if c.compiled}),
-                "transfer_ms": 1e3 * t,
-                "transfer_over_best": t / ref,
-                "remeasured": bool(remeasured) and both,
-                "search_transfer_over_best": t_search / float(best_search.median_s),
-            }
-        main = per_rule[args.rule]
-        t_main = main["transfer_ms"] / 1e3
-        results.append({
-            "stencil": name,
-            "rule": args.rule,
-            "neighbours": main["neighbours"],
-            "transfer_schedule": main["transfer_schedule"],
-            "best_schedule": best.schedule.to_dict(),
-            "transfer_evals": main["transfer_evals"],
-            "exhaustive_evals": len(space),
-            "transfer_builds": main["transfer_builds"],
-            "exhaustive_builds": len(build_keys),
-            "valid_schedules": len(ok),
-            "transfer_ms": main["transfer_ms"],
-            "best_ms": 1e3 * t_ref,
-            "best_ms_search": 1e3 * float(best_search.median_s),
-            "default_ms": 1e3 * float(default.median_s) if default and default.ok else None,
-            "transfer_over_best": main["transfer_over_best"],
-            "remeasured": bool(remeasured),
-            "remeasure_load": remeasure_load,  # 1-minute load average before/after, if recorded
-            "confirm_noise": statistics.median(r.get("noise", 0.0) for r in remeasured.values()
-                                               if r.get("status") == "ok") if remeasured else None,
-            "speedup_vs_default": float(default.median_s) / t_main if default and default.ok else None,
-            "best_speedup_vs_default": float(default.median_s) / t_ref if default and default.ok else None,
-            "median_noise": statistics.median(e.noise or 0.0 for e in ok.values()),
-            "rules": per_rule,
-        })
+                measured = Evaluator(name, cfg).interleaved(list(todo.values()), args.rounds, pin=True)
+                cache[key] = {"measured": measured, "load": [before, os.getloadavg()[0]]}
+                atomic_write_text(cache_path, json.dumps(cache, indent=1) + "\n")
+            measured = cache[key]["measured"]
+            samples = {k: r.get("samples_s") or [] for k, r in measured.items() if r.get("status") == "ok"}
+            try:
+                best, sc = score_stencil(props, samples, finalists, seed=args.seed)
+            except TuningError as exc:
+                log.warning("leaving %s out of the comparison: %s", name, exc)
+                failed[name] = str(exc)
+                continue
+            scores.append(sc)
+            default = evs.get(Schedule("numpy").key)
+            results.append({
+                "stencil": name,
+                "best_schedule": best.to_dict(),
+                "best_ms": 1e3 * statistics.median(samples[best.key]),
+                "best_ms_search": 1e3 * min(float(e.median_s) for e in evs.values() if e.ok),
+                "default_ms": 1e3 * float(default.median_s) if default and default.ok else None,
+                "exhaustive_evals": len(space),
+                "valid_schedules": sum(e.ok for e in evs.values()),
+                "remeasured": len(todo),
+                "remeasure_load": cache[key]["load"],
+                "noise": statistics.median(float(r.get("noise") or 0.0) for r in measured.values()
+                                           if r.get("status") == "ok"),
+                "methods": {
+                    m: {**sc[m].to_dict(), "neighbours": list(props[m].neighbours),
+                        "candidates": [c.describe() for c in props[m].candidates],
+                        "search_ratio": search_ratio(props[m], evs)}
+                    for m in props
+                },
+            })  # fmt: skip
+        encoder = LearnedEncoder.fit(
+            [c["emb"] for c in complete.values()], {n: log_profile(c["evs"]) for n, c in complete.items()},
+            dims=args.dims, seed=args.seed,
+        )  # fmt: skip
+        if args.encoder is not None:
+            encoder.save(args.encoder)
+            encoder_path = str(args.encoder)
     progress = []
+    keys = {s.key for s in space}
     for name in names:
         evs = {k: e for k, e in db.evaluations(name, domain).items() if k in keys and e.status != TIMEOUT}
         ok = [e for e in evs.values() if e.ok]
-        best = min(ok, key=lambda e: e.median_s) if ok else None
+        best_e = min(ok, key=lambda e: e.median_s) if ok else None
         default = evs.get(Schedule("numpy").key)
         progress.append({
-            "stencil": name,
-            "evaluated": len(evs),
-            "space_size": len(space),
-            "valid": len(ok),
-            "best_schedule": best.schedule.describe() if best else None,
-            "best_ms": 1e3 * float(best.median_s) if best else None,
+            "stencil": name, "evaluated": len(evs), "space_size": len(space), "valid": len(ok),
+            "best_schedule": best_e.schedule.describe() if best_e else None,
+            "best_ms": 1e3 * float(best_e.median_s) if best_e else None,
             "default_ms": 1e3 * float(default.median_s) if default and default.ok else None,
-            "best_speedup_vs_default": float(default.median_s) / float(best.median_s)
-            if best and default and default.ok else None,
-        })
+        })  # fmt: skip
     summary: dict[str, Any] = {
         "stencils_requested": len(names),
         "stencils_complete": len(complete),
         "stencils_evaluated": len(results),
         "fv3core_stencils_found": len(fv3_found),
+        "methods": summarize(scores, seed=args.seed) if scores else {},
     }
-    if results:
-        for rule in CANDIDATE_RULES:
-            summary[f"median_transfer_over_best_{rule}"] = statistics.median(
-                r["rules"][rule]["transfer_over_best"] for r in results
-            )
-            summary[f"median_search_transfer_over_best_{rule}"] = statistics.median(
-                r["rules"][rule]["search_transfer_over_best"] for r in results
-            )
-        summary.update(
-            median_transfer_over_best=statistics.median(r["transfer_over_best"] for r in results),
-            median_eval_fraction=statistics.median(r["transfer_evals"] / r["exhaustive_evals"] for r in results),
-            median_build_fraction=statistics.median(r["transfer_builds"] / r["exhaustive_builds"] for r in results),
-        )
-        summary["target_met"] = bool(
-            summary["median_transfer_over_best"] <= 1.05 and summary["median_eval_fraction"] <= 0.05
-        )
+    if scores:
+        learned = summary["methods"]["learned"]
+        summary["eval_fraction_of_exhaustive"] = learned["median_evaluations"] / len(space)
+        summary["target_met"] = bool(learned["median_ratio"] <= 1.05 and summary["eval_fraction_of_exhaustive"] <= 0.02)
     payload = {
         "benchmark": NAME,
         "wall_seconds": time.monotonic() - t_run,
@@ -294,20 +237,41 @@ def run(args: argparse.Namespace) -> int:
         "space_size": len(space),
         "domain": list(domain),
         "k": args.k,
+        "candidates": args.candidates,
+        "dims": args.dims,
+        "rounds": args.rounds,
+        "repeats": args.repeats,
+        "finalists": args.finalists,
         "hardware_counters": probe().to_text(),
-        "rule": args.rule,
-        "confirm_rounds": args.confirm_rounds,
+        "encoder": encoder_path,
         "searched_this_run": searched,
-        "missing": sorted(set(names) - set(complete)),
+        "failed": failed,
+        "missing": sorted(set(names) - set(complete) - set(failed)),
         "stale_builds": stale,
         "exhaustive_progress": progress,
         "results": results,
         "summary": summary,
     }
     write_json(args.json, payload)
-    _write_markdown(args.markdown, payload)
+    write_markdown(args.markdown, ablation_markdown(payload))
+    if args.plot is not None:
+        plot_ratios(payload, args.plot)
     log.info("summary: %s", summary)
     return 0
+
+
+def _complete(db: Any, names: list[str], space: Any, domain: tuple[int, ...]) -> dict[str, dict[str, Any]]:
+    """Stencils whose exhaustive search of ``space`` is complete: their embedding and evaluations."""
+    from mapping.tuning.measure import TIMEOUT
+
+    keys = {s.key for s in space}
+    complete: dict[str, dict[str, Any]] = {}
+    for name in names:
+        evs = {k: e for k, e in db.evaluations(name, domain).items() if k in keys and e.status != TIMEOUT}
+        emb = db.embedding(name, domain)
+        if emb is not None and keys <= set(evs) and any(e.ok for e in evs.values()):
+            complete[name] = {"evs": evs, "emb": emb}
+    return complete
 
 
 def _stale_builds(
@@ -343,100 +307,136 @@ def _describe(d: dict[str, Any] | None) -> str:
     return Schedule.from_dict(d).describe() if d else "-"
 
 
-def _write_markdown(path: Path, p: dict[str, Any]) -> None:
-    rows = [
-        [
-            r["stencil"], ", ".join(r["neighbours"]), r["transfer_evals"], r["exhaustive_evals"],
-            r["transfer_builds"], r["exhaustive_builds"],
-            f"`{_describe(r['transfer_schedule'])}`", f"`{_describe(r['best_schedule'])}`",
-            r["transfer_ms"], r["best_ms"], r["transfer_over_best"],
-            r["rules"]["best" if r["rule"] != "best" else "consensus"]["transfer_over_best"],
-            r["rules"][r["rule"]]["search_transfer_over_best"],
-            r["speedup_vs_default"] or "-", f"{r['median_noise']:.0%}",
-            f"{r['confirm_noise']:.0%}" if r["confirm_noise"] is not None else "-",
-            "-" if not r.get("remeasure_load") else f"{r['remeasure_load'][0]:.1f} / {r['remeasure_load'][1]:.1f}",
-        ]
-        for r in p["results"]
-    ]
+def _ratio_text(r: dict[str, Any] | None) -> str:
+    return f"{r['estimate']:.3f} [{r['low']:.3f}, {r['high']:.3f}]" if r else "-"
+
+
+def _method_rows(p: dict[str, Any]) -> list[list[Any]]:
+    from mapping.tuning.ablation import METHODS
+
+    rows = []
+    for m in METHODS:
+        s = p["summary"]["methods"].get(m)
+        if s is None:
+            continue
+        search = [r["methods"][m]["search_ratio"] for r in p["results"] if m in r["methods"]]
+        t = s.get("learned_vs_this")
+        v = s["verdicts"]
+        rows.append([
+            f"`{m}`", s["median_evaluations"], f"{s['median_evaluations'] / p['space_size']:.1%}",
+            f"**{s['median_ratio']:.3f}**", _ratio_text(s["median_ratio_interval"])
+            if s["median_ratio_interval"] else "- (a method failed somewhere)",
+            v["faster"], v["same"], v["slower"], v["failed"],
+            f"{statistics.median(search):.3f}" if search else "-",
+            "-" if t is None else f"{t['wins']} / {t['losses']} / {t['ties']}",
+            "-" if t is None else f"{math.exp(t['median_log_ratio']):.3f}",
+            "-" if t is None else f"{t['p_value']:.3g}",
+        ])  # fmt: skip
+    return rows
+
+
+def ablation_markdown(p: dict[str, Any]) -> str:
+    """The generated block of docs/benchmarks/tuning.md from a ``bench tuning`` JSON payload."""
+    from mapping.tuning.ablation import METHODS
+
     s = p["summary"]
     text = [
-        "# Transfer tuning: leave-one-out vs exhaustive search",
+        "# Transfer tuning: leave-one-out ablation vs exhaustive search",
         "",
-        "Generated by `stratoflow bench tuning --json FILE` (see docs/tuning.md). Machine: "
+        "Generated by `stratoflow bench tuning --json FILE` (see docs/tuning.md); `stratoflow tune "
+        "report FILE` regenerates it and the plot from the JSON. Machine: "
         f"{p['machine']['cpu']}, {p['machine']['cores']} cores, shared with other jobs "
-        f"(1-minute load average {p.get('load_average_start', p['load_average'])[0]:.1f} at the start of this run, "
-        f"{p['load_average'][0]:.1f} at the end); STREAM triad in the same run: "
+        f"(1-minute load average {p['load_average_start'][0]:.1f} at the start, "
+        f"{p['load_average'][0]:.1f} at the end); STREAM triad in the same run "
         f"{p['stream_triad_gbs']:.1f} GB/s. Space `{p['space']}` ({p['space_size']} schedules), "
-        f"domain {'x'.join(map(str, p['domain']))}, k = {p['k']}. Hardware counters: "
-        f"{p['hardware_counters']}.",
+        f"domain {'x'.join(map(str, p['domain']))}, k = {p['k']} neighbours, {p['candidates']} "
+        f"candidates per method, learned embedding of {p['dims']} dimensions; re-measured in "
+        f"{p['rounds']} interleaved rounds of {p['repeats']} timed runs on pinned cores with the "
+        f"search's {p['finalists']} fastest schedules. Hardware counters: {p['hardware_counters']}. "
+        f"Wall time {p['wall_seconds'] / 60:.1f} min.",
         "",
-        f"Stencils complete: {s['stencils_complete']} of {s['stencils_requested']} requested "
-        f"(fv3core GTScript definitions found: {s['fv3core_stencils_found']}). "
-        + (f"Not yet complete (resume by rerunning): {', '.join(p['missing'])}." if p["missing"] else ""),
-        "",
+        f"Stencils with a complete exhaustive search: {s['stencils_complete']} of "
+        f"{s['stencils_requested']} requested; compared: {s['stencils_evaluated']}.",
     ]
-    if p.get("stale_builds"):
-        text += [
-            "Definitions changed since their exhaustive search (finalist builds not in the cache, "
-            "compiled anew for the re-measurement): "
-            + ", ".join(f"{n} ({len(v)})" for n, v in p["stale_builds"].items()) + ".",
-            "",
-        ]
-    if p.get("wall_seconds") is not None:
-        text += [f"Wall time of this run: {p['wall_seconds'] / 60:.1f} min.", ""]
-    other = "best" if p["rule"] != "best" else "consensus"
-    if rows:
-        text += [
-            f"- median transferred runtime / exhaustive best: **{s['median_transfer_over_best']:.3f}** "
-            f"(target <= 1.05; candidate rule `{p['rule']}`, "
-            + (f"re-measured in {p['confirm_rounds']} interleaved rounds)" if p["confirm_rounds"]
-               else "search-time timings)"),
-            f"- the same with the `{other}` rule "
-            + ("(re-measured too)" if p["results"][0]["rules"][other]["remeasured"]
-               else "(its candidates not re-measured: search-time timings)")
-            + f": {s[f'median_transfer_over_best_{other}']:.3f}; "
-            "from the search-time timings instead of the re-measurement: "
-            f"{s['median_search_transfer_over_best_' + p['rule']]:.3f}",
-            f"- median evaluations used by transfer / exhaustive: **{s['median_eval_fraction']:.3f}** "
-            f"(target <= 0.05); compilations: {s['median_build_fraction']:.3f}",
-            "",
-            markdown_table(
-                ["stencil", "neighbours", "transfer evals", "exhaustive evals", "transfer builds",
-                 "exhaustive builds", "transferred schedule", "exhaustive best", "transfer ms",
-                 "best ms", "transfer/best", f"transfer/best ({other} rule)",
-                 "transfer/best (search timings)", "speedup vs numpy", "median noise (search)",
-                 "median noise (re-measured)", "load before / after re-measuring"],
-                rows,
-            ),
-        ]
-    else:
-        text.append(
-            "Fewer than two stencils have a complete exhaustive search yet: nothing to compare.\n"
-        )
+    if p.get("failed"):
+        text += ["", "Left out (their baseline or re-measurement failed): "
+                 + "; ".join(f"`{n}`: {e}" for n, e in p["failed"].items())]
+    if p.get("missing"):
+        text += ["", f"Search not complete yet ({len(p['missing'])}, resume by rerunning): "
+                 + ", ".join(f"`{n}`" for n in p["missing"])]
+    text.append("")
+    if not p["results"]:
+        return "\n".join(text + ["Fewer than four stencils are complete: nothing to compare.", ""])
+    learned = s["methods"]["learned"]
     text += [
-        "",
-        "## Exhaustive search progress",
+        f"- learned embedding: median transferred / best **{learned['median_ratio']:.3f}** "
+        f"(95% interval over stencils {_ratio_text(learned['median_ratio_interval'])}; target <= 1.05) "
+        f"with {learned['median_evaluations']:g} evaluations, {s['eval_fraction_of_exhaustive']:.1%} of "
+        f"the exhaustive search's {p['space_size']}",
         "",
         markdown_table(
-            ["stencil", "evaluated", "valid", "best schedule (so far)", "best ms", "numpy ms",
-             "speedup vs numpy"],
-            [
-                [q["stencil"], f"{q['evaluated']} / {q['space_size']}", q["valid"],
-                 f"`{q['best_schedule']}`" if q["best_schedule"] else "-",
-                 q["best_ms"] if q["best_ms"] is not None else "-",
-                 q["default_ms"] if q["default_ms"] is not None else "-",
-                 q["best_speedup_vs_default"] if q["best_speedup_vs_default"] else "-"]
-                for q in p["exhaustive_progress"]
-            ],
+            ["method", "evaluations", "of exhaustive", "median ratio to best", "95% interval",
+             "faster", "same", "slower", "failed", "median ratio (search timings)",
+             "learned wins / losses / ties", "learned / this (median)", "paired p (Wilcoxon)"],
+            _method_rows(p),
         ),
-        "Evaluations are timed schedules (median of the repeats after warm-up, each validated "
-        "against the numpy backend first); builds are distinct compiled artefacts (schedules that "
-        "differ only in OpenMP run-time settings share one). Noise is (max - min) / median of a "
-        "schedule's repeats. With re-measurement the exhaustive best is the fastest re-measured of "
-        "the search's finalists and the transfer result the fastest re-measured candidate (same "
-        "rounds, same conditions), so transfer/best < 1 happens when the search's pick was a "
-        "noise winner; without it, both come from the search-time timings and transfer/best >= 1 "
-        "by construction (the minimum over 61 noisy timings, with its selection bias). The "
-        "'(search timings)' column is always the latter.",
+        "",
+        "Per stencil: each method's fastest candidate re-measured over the best re-measured finalist, "
+        "with its bootstrap 95% interval; a verdict other than *same* needs the interval to exclude 1.",
+        "",
+        markdown_table(
+            ["stencil", "best (re-measured)", "best ms", *METHODS, "learned neighbours"],
+            [
+                [f"`{r['stencil']}`", f"`{_describe(r['best_schedule'])}`", r["best_ms"],
+                 *[(_ratio_text(r["methods"][m]["ratio"]) + f" {r['methods'][m]['verdict']}")
+                   if m in r["methods"] else "-" for m in METHODS],
+                 ", ".join(f"`{n}`" for n in r["methods"]["learned"]["neighbours"])]
+                for r in p["results"]
+            ],
+        ),  # fmt: skip
+        "",
+        "Evaluations are schedules timed on the held-out stencil (each validated against the numpy "
+        "backend first). *Search timings*: the same ratio from the exhaustive search's own timings, "
+        "biased towards 1 from below by selecting the minimum of many noisy timings.",
+        "",
     ]
-    write_markdown(path, "\n".join(text) + "\n")
+    return "\n".join(text)
+
+
+def plot_ratios(p: dict[str, Any], path: Path) -> Path:
+    """PNG: every method's ratio to the best per stencil with its 95% interval (log scale)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from mapping.tuning.ablation import METHODS
+
+    results = p["results"]
+    if not results:
+        raise BenchmarkError("no leave-one-out results to plot (fewer than four complete stencils)")
+    fig, ax = plt.subplots(figsize=(max(8.0, 0.28 * len(results)), 4.8), layout="constrained")
+    x = list(range(len(results)))
+    for i, m in enumerate(METHODS):
+        pts = [(j + (i - 2) * 0.14, r["methods"][m]["ratio"]) for j, r in enumerate(results)
+               if m in r["methods"] and r["methods"][m]["ratio"]]  # fmt: skip
+        if not pts:
+            continue
+        xs = [a for a, _ in pts]
+        est = [r["estimate"] for _, r in pts]
+        err = [[r["estimate"] - r["low"] for _, r in pts], [r["high"] - r["estimate"] for _, r in pts]]
+        ax.errorbar(xs, est, yerr=err, fmt="o", ms=3, capsize=1.5, lw=0.8, label=m)
+    ax.axhline(1.0, color="k", lw=0.8)
+    ax.axhline(1.05, color="grey", lw=0.8, ls="--")
+    ax.set_yscale("log")
+    ax.set_xticks(x, [r["stencil"].split(":")[-1].split("[")[0] for r in results], rotation=90, fontsize=6)
+    ax.set_ylabel("transferred / best (re-measured)")
+    ax.set_title(f"Leave-one-out transfer tuning, {len(results)} stencils, space {p['space']} "
+                 f"({p['space_size']} schedules), 95% bootstrap intervals", fontsize=9)  # fmt: skip
+    ax.legend(fontsize=7, ncol=len(METHODS))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    fig.savefig(tmp, dpi=130, format="png")
+    plt.close(fig)
+    tmp.replace(path)
+    return path

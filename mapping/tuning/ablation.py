@@ -13,13 +13,21 @@ space):
 
 All methods spend the same ``n`` evaluations on the held-out stencil, so their results compare
 directly; the exhaustive search of the space is the reference.
+
+:func:`score_stencil` turns re-measured timings (every method's candidates and the exhaustive
+search's finalists, measured in the same interleaved rounds) into each method's ratio to the
+best with its bootstrap interval and verdict; :func:`summarize` gives, per method, the median
+ratio over stencils with its interval, the verdict counts, and Wilcoxon's paired test of the
+reference method (``learned``) against each other one.
 """
 
 from __future__ import annotations
 
+import math
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -28,6 +36,14 @@ from mapping.tuning.errors import TuningError
 from mapping.tuning.features import Embedding
 from mapping.tuning.measure import Evaluation
 from mapping.tuning.schedule import Schedule
+from mapping.tuning.stats import (
+    VERDICTS,
+    Interval,
+    median_interval,
+    paired_test,
+    ratio_interval,
+    verdict,
+)
 from mapping.tuning.transfer import consensus, nearest
 
 METHODS = ("learned", "hand", "random", "global_best", "random_search")
@@ -129,3 +145,87 @@ def search_ratio(proposal: Proposal, evaluations: Mapping[str, Evaluation]) -> f
         raise TuningError("search_ratio: the stencil has no valid evaluation")
     times = [ok.get(c.key, float("inf")) for c in proposal.candidates]
     return min(times, default=float("inf")) / min(ok.values())
+
+
+#: Verdict of a method none of whose candidates ran validly on the held-out stencil.
+FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class MethodScore:
+    """One method on one held-out stencil: its fastest re-measured candidate against the best."""
+
+    method: str
+    evaluations: int
+    schedule: Schedule | None  # the fastest valid candidate; None when none was valid
+    ratio: Interval | None  # median(candidate) / median(best), with its bootstrap interval
+    verdict: str  # one of VERDICTS, or FAILED
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "method": self.method, "evaluations": self.evaluations,
+            "schedule": self.schedule.to_dict() if self.schedule else None,
+            "ratio": self.ratio.to_dict() if self.ratio else None, "verdict": self.verdict,
+        }  # fmt: skip
+
+
+def _median(x: Sequence[float]) -> float:
+    return float(np.median(np.asarray(x, dtype=np.float64)))
+
+
+def score_stencil(
+    proposals: Mapping[str, Proposal], samples: Mapping[str, Sequence[float]],
+    finalists: Sequence[Schedule], seed: int = 0,
+) -> tuple[Schedule, dict[str, MethodScore]]:  # fmt: skip
+    """The best schedule (the finalist with the lowest re-measured median) and each method's score.
+
+    ``samples``: schedule key -> every timing of the re-measurement (absent or empty: the
+    schedule did not run validly)."""
+    timed = {k: list(v) for k, v in samples.items() if v}
+    valid = [f for f in finalists if f.key in timed]
+    if not valid:
+        raise TuningError("score_stencil: no finalist of the exhaustive search re-measured validly")
+    best = min(valid, key=lambda f: _median(timed[f.key]))
+    scores: dict[str, MethodScore] = {}
+    for method, prop in proposals.items():
+        ran = [c for c in prop.candidates if c.key in timed]
+        if not ran:
+            scores[method] = MethodScore(method, prop.evaluations, None, None, FAILED)
+            continue
+        win = min(ran, key=lambda c: _median(timed[c.key]))
+        ratio = ratio_interval(timed[win.key], timed[best.key], seed=seed)
+        scores[method] = MethodScore(method, prop.evaluations, win, ratio, verdict(ratio))
+    return best, scores
+
+
+def summarize(
+    scores: Sequence[Mapping[str, MethodScore]], methods: Sequence[str] = METHODS,
+    reference: str = "learned", seed: int = 0,
+) -> dict[str, Any]:  # fmt: skip
+    """Per method over the held-out stencils: the median ratio to the best with its bootstrap
+    interval (over stencils), the verdict counts, the evaluations used, and the paired test of
+    ``reference`` against it (Wilcoxon on the per-stencil ratios of the stencils where both ran).
+    A method that failed on a stencil counts there with ratio ``inf`` in the median."""
+    out: dict[str, Any] = {}
+    for m in methods:
+        rows = [s[m] for s in scores if m in s]
+        if not rows:
+            continue
+        ratios = [r.ratio.estimate if r.ratio else math.inf for r in rows]
+        finite = [x for x in ratios if math.isfinite(x)]
+        entry: dict[str, Any] = {
+            "stencils": len(rows),
+            "median_ratio": _median(ratios),
+            "median_ratio_interval": (median_interval(finite, seed=seed).to_dict()
+                                      if len(finite) == len(ratios) else None),
+            "verdicts": {v: sum(r.verdict == v for r in rows) for v in (*VERDICTS, FAILED)},
+            "median_evaluations": _median([r.evaluations for r in rows]),
+        }  # fmt: skip
+        if m != reference:
+            pairs = [(s[reference].ratio.estimate, s[m].ratio.estimate) for s in scores
+                     if reference in s and m in s and s[reference].ratio and s[m].ratio]  # fmt: skip
+            if pairs:
+                a, b = zip(*pairs, strict=True)
+                entry[f"{reference}_vs_this"] = paired_test(a, b).to_dict()
+        out[m] = entry
+    return out

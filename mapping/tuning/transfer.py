@@ -138,6 +138,7 @@ def transfer(
     rule: str = "best",
     candidates: int | None = None,
     program_calls: int | None = None,
+    embed: Callable[[Embedding], np.ndarray] | None = None,
 ) -> TransferResult:
     """Evaluate candidate schedules from ``query``'s k nearest neighbours; keep the fastest.
 
@@ -147,7 +148,9 @@ def transfer(
     For a stencil the candidates lose any fusion (a program neighbour's); for a program of
     ``program_calls`` calls each candidate is tried with every fusion of
     :func:`mapping.tuning.programs.fusion_options` (none, all calls fused, and the fusions of
-    neighbour programs with as many calls).
+    neighbour programs with as many calls). ``embed`` maps embeddings into the space where
+    neighbours are nearest (a :class:`~mapping.tuning.encoder.LearnedEncoder`'s ``encode``;
+    default the z-scored hand features).
     """
     if k < 1:
         raise TuningError(f"--k must be >= 1, got {k}")
@@ -155,7 +158,7 @@ def transfer(
         raise TuningError(f"unknown candidate rule {rule!r}; use one of {CANDIDATE_RULES}")
     pool = list(pool) if pool is not None else db.embeddings(domain)
     tuned = [e for e in pool if sum(ev.ok for ev in db.evaluations(e.stencil, domain).values()) >= 2]
-    neighbours = nearest(query, tuned, k)
+    neighbours = nearest(query, tuned, k, embed)
     if rule == "consensus":
         cands = consensus_candidates(db, neighbours, domain, candidates or k)
     else:

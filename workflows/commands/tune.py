@@ -4,6 +4,9 @@
     stratoflow tune search hdiff --space compact --strategy exhaustive
     stratoflow tune search vadv --space full --strategy optuna --budget 20
     stratoflow tune transfer upwind --k 3 --apply
+    stratoflow tune encoder --out encoder.json   # learned embedding fit on the database
+    stratoflow tune transfer upwind --encoder docs/benchmarks/tuning_encoder.json
+    stratoflow tune report runs/tuning.json --markdown tuning.md --plot tuning.png
     stratoflow tune db list | show hdiff | export db.json | import db.json
     stratoflow tune apply hdiff            # TunedStencilFactory builds hdiff with its best schedule
     stratoflow fv3 run --tuning-db ~/.cache/stratoflow/tuning.sqlite   # an FV3 run that uses them
@@ -150,8 +153,38 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--space", choices=("compact", "full", "tiny"), default="compact",
                    help="space the candidates are counted against in the report")
     p.add_argument("--apply", action="store_true", help="apply the winning schedule")
+    p.add_argument("--encoder", type=Path, default=None,
+                   help="learned encoder JSON (from 'tune encoder' or 'bench tuning'): neighbours "
+                   "nearest in its embedding instead of the hand features")
     _common(p)
     p.set_defaults(handler=cmd_transfer)
+
+    p = tsub.add_parser(
+        "encoder", help="fit the learned performance embedding on the tuning database",
+        description="Fit a linear encoder of the stencil features (static IR counts, numpy-run "
+        "timings, hardware counters where present) so that distances in its embedding match "
+        "how differently the database's tuned stencils respond to the schedules (Trümper et "
+        "al., ICS 2023). Needs at least 3 stencils searched on --domain. Use the file with "
+        "'tune transfer --encoder FILE'.",
+    )
+    p.add_argument("--out", type=Path, required=True, help="encoder JSON to write")
+    p.add_argument("--dims", type=whole_number(1), default=4, help="embedding dimensions (default 4)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the fit's random restarts")
+    _common(p, measuring=False)
+    p.set_defaults(handler=cmd_encoder)
+
+    p = tsub.add_parser(
+        "report", help="the leave-one-out ablation table and plot from a 'bench tuning' JSON",
+        description="Regenerate the ablation of 'stratoflow bench tuning' from its JSON: the "
+        "Markdown table of every method (learned, hand, random neighbours, global best, random "
+        "search) with intervals, verdicts and paired tests, and a PNG of each method's "
+        "transferred/best ratio per stencil with its 95% interval.",
+    )
+    p.add_argument("json", type=Path, help="JSON written by 'stratoflow bench tuning --json'")
+    p.add_argument("--markdown", type=Path, default=None,
+                   help="write the table as the generated block of this file (default: stdout)")
+    p.add_argument("--plot", type=Path, default=None, help="write the PNG plot here")
+    p.set_defaults(handler=cmd_report)
 
     p = tsub.add_parser("db", help="inspect, export or import the tuning database")
     p.add_argument("action", choices=("list", "show", "export", "import"))
@@ -254,6 +287,11 @@ def cmd_transfer(args: argparse.Namespace) -> int:
     from mapping.tuning.space import get_space
     from mapping.tuning.transfer import transfer
 
+    embed = None
+    if args.encoder is not None:
+        from mapping.tuning.encoder import LearnedEncoder
+
+        embed = LearnedEncoder.load(args.encoder).encode
     db = TuningDB(args.db)
     tuner = Tuner(args.stencil, _evaluator(args, args.stencil), db)
     query = tuner.embedding(_stream_gbs() if db.embedding(tuner.stencil, args.domain) is None else 0.0)
@@ -261,6 +299,7 @@ def cmd_transfer(args: argparse.Namespace) -> int:
     result = transfer(
         query, db, args.domain, tuner.evaluate, k=args.k, per_neighbour=args.per_neighbour,
         space_size=len(tuner.space(get_space(args.space))), rule=args.rule, program_calls=calls,
+        embed=embed,
     )
     default = db.evaluations(tuner.stencil, args.domain).get(Schedule("numpy").key)
     what = f"the {args.space} space" + (f" x {len(tuner.space([Schedule()]))} fusions" if calls else "")
@@ -286,6 +325,50 @@ def cmd_transfer(args: argparse.Namespace) -> int:
         db.apply(tuner.stencil, best.schedule, speed)
         sys.stdout.write(f"applied: {best.schedule.to_json()}\n")
     return 0 if best is not None else 1
+
+
+def cmd_encoder(args: argparse.Namespace) -> int:
+    from mapping.tuning.db import TuningDB
+    from mapping.tuning.encoder import LearnedEncoder, log_profile
+
+    _output_file(args.out, "--out")
+    db = TuningDB(args.db)
+    embs = db.embeddings(args.domain)
+    profiles = {e.stencil: log_profile(db.evaluations(e.stencil, args.domain)) for e in embs}
+    enc = LearnedEncoder.fit(embs, profiles, dims=args.dims, seed=args.seed)
+    enc.save(args.out)
+    sys.stdout.write(f"encoder of {enc.weights.shape[0]} dimensions fit on {len(enc.trained_on)} stencils "
+                     f"(distance RMS error {enc.fit_rms:.3f}): {args.out}\n")  # fmt: skip
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from benchmarks.common import write_markdown
+    from benchmarks.tuning import NAME, ablation_markdown, plot_ratios
+    from mapping.tuning.errors import TuningError
+
+    for path, opt in ((args.markdown, "--markdown"), (args.plot, "--plot")):
+        if path is not None:
+            _output_file(path, opt)
+    try:
+        payload = json.loads(_read_text(args.json, "benchmark JSON"))
+    except json.JSONDecodeError as exc:
+        raise TuningError(f"{args.json}: line {exc.lineno}: not JSON ({exc.msg})") from None
+    if not isinstance(payload, dict) or payload.get("benchmark") != NAME or "summary" not in payload:
+        raise TuningError(f"{args.json}: not a 'stratoflow bench tuning' result; write one with "
+                          "'stratoflow bench tuning --json FILE'")  # fmt: skip
+    try:
+        text = ablation_markdown(payload)
+        if args.plot is not None and payload["results"]:
+            plot_ratios(payload, args.plot)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise TuningError(f"{args.json}: damaged benchmark result ({type(exc).__name__}: {exc}); "
+                          "rerun 'stratoflow bench tuning'") from None  # fmt: skip
+    if args.markdown is not None:  # the generated block; hand-written text around it stays
+        write_markdown(args.markdown, text)
+    else:
+        sys.stdout.write(text)
+    return 0
 
 
 def cmd_db(args: argparse.Namespace) -> int:
