@@ -47,6 +47,10 @@ from mapping.tuning.stats import (
 from mapping.tuning.transfer import consensus, nearest
 
 METHODS = ("learned", "hand", "random", "global_best", "random_search")
+#: The budgeted search of a larger space (optuna or random, ``Tuner.search``), scored beside them
+#: with its own evaluation count when the benchmark runs it.
+BUDGETED = "budgeted_search"
+ALL_METHODS = (*METHODS, BUDGETED)
 
 
 @dataclass(frozen=True)
@@ -56,10 +60,11 @@ class Proposal:
     method: str
     candidates: tuple[Schedule, ...]
     neighbours: tuple[str, ...] = ()
+    spent: int | None = None  # evaluations used to find the candidates, if more than their number
 
     @property
     def evaluations(self) -> int:
-        return len(self.candidates)
+        return len(self.candidates) if self.spent is None else self.spent
 
 
 def _rng(seed: int, name: str) -> np.random.Generator:
@@ -199,7 +204,7 @@ def score_stencil(
 
 
 def summarize(
-    scores: Sequence[Mapping[str, MethodScore]], methods: Sequence[str] = METHODS,
+    scores: Sequence[Mapping[str, MethodScore]], methods: Sequence[str] = ALL_METHODS,
     reference: str = "learned", seed: int = 0,
 ) -> dict[str, Any]:  # fmt: skip
     """Per method over the held-out stencils: the median ratio to the best with its bootstrap

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import tuning
-from mapping.tuning.ablation import METHODS
+from mapping.tuning.ablation import BUDGETED, METHODS
 from mapping.tuning.encoder import LearnedEncoder
 from workflows.cli import main
 
@@ -37,7 +37,8 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
         "--encoder", str(tmp / "enc.json"), "--db", str(tmp / "db.sqlite"),
         "--cache-dir", os.environ["STRATOFLOW_CACHE_DIR"], "--space", "tiny", "--domain", "12", "12", "6",
         "--candidates", "1", "--k", "2", "--dims", "2", "--rounds", "2", "--repeats", "3", "--jobs", "1",
-        "--finalists", "2", "--stencils", *STENCILS, BROKEN,
+        "--finalists", "2", "--budget-search", "2", "--budget-space", "tiny", "--budget-strategy", "random",
+        "--budget-stencils", *STENCILS[:2], "--stencils", *STENCILS, BROKEN,
     ])  # fmt: skip
     assert tuning.run(args) == 0
     return tmp, json.loads((tmp / "t.json").read_text())
@@ -49,24 +50,30 @@ def test_bench_scores_every_method_with_intervals(bench: tuple[Path, dict]) -> N
     assert BROKEN in p["failed"] and "baseline" in p["failed"][BROKEN]
     assert p["summary"]["stencils_complete"] == 4 and len(p["results"]) == 4
     for r in p["results"]:
-        assert set(r["methods"]) == set(METHODS)
-        for m in r["methods"].values():
-            assert m["evaluations"] == 1
+        budgeted = r["stencil"] in STENCILS[:2]
+        assert set(r["methods"]) == set(METHODS) | ({BUDGETED} if budgeted else set())
+        for name, m in r["methods"].items():
+            assert m["evaluations"] == (2 if name == BUDGETED else 1)
             if m["ratio"] is not None:
                 iv = m["ratio"]
                 assert iv["low"] <= iv["estimate"] <= iv["high"] and iv["estimate"] > 0
             if m["schedule"] == r["best_schedule"]:
                 assert m["ratio"]["estimate"] == pytest.approx(1.0, rel=1e-12)
                 assert m["verdict"] == "same"
-            assert m["search_ratio"] >= 1.0 or math.isinf(m["search_ratio"])
+            if name != BUDGETED:
+                assert m["search_ratio"] >= 1.0 or math.isinf(m["search_ratio"])
     for name, s in p["summary"]["methods"].items():
-        assert sum(s["verdicts"].values()) == 4, name
+        assert sum(s["verdicts"].values()) == (2 if name == BUDGETED else 4), name
         if name != "learned":
             assert s["learned_vs_this"]["n"] <= 4
+    assert p["summary"]["eval_fraction_of_budgeted"] == pytest.approx(0.5)
+    assert isinstance(p["summary"]["target_met"], bool)
+    assert set(p["budget_search"]["stencils"]) == set(STENCILS[:2])
     assert LearnedEncoder.load(tmp / "enc.json").trained_on == tuple(sorted(STENCILS, key=STENCILS.index))
     assert (tmp / "t.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     md = (tmp / "t.md").read_text()
-    assert "| `learned` |" in md and "paired p (Wilcoxon)" in md
+    assert "| `learned` |" in md and "paired p (Wilcoxon)" in md and f"| `{BUDGETED}` |" in md
+    assert "50.0% of the budgeted search's (random, space `tiny` of 3 schedules" in md
 
 
 def test_tune_report_regenerates_the_table_and_plot(bench: tuple[Path, dict], tmp_path: Path, capsys) -> None:  # noqa: ANN001
