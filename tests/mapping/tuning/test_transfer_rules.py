@@ -55,3 +55,23 @@ def test_transfer_rules(tmp_path: Path) -> None:
     assert [c.key for c in cons.candidates] == [A.key]
     with pytest.raises(TuningError, match="candidate rule"):
         transfer(query, db, DOM, evaluate, rule="nope")
+
+
+def test_transfer_by_an_embedding_function(tmp_path: Path) -> None:
+    """With ``embed`` the neighbours are nearest in its space: embedding every stencil by
+    -f (computed by hand: query 0.1 -> -0.1; n1 0, n2 -1, n3 -2) keeps n1 nearest, and an embed
+    that maps n3 onto the query makes n3 the single neighbour, so 'best' proposes n3's A."""
+    import numpy as np
+
+    db = _db(tmp_path)
+    query = Embedding("new", {"f": 0.1})
+
+    def evaluate(cands: list[Schedule]) -> list[Evaluation]:
+        return [Evaluation(c, "ok", 1.0, 1.0, 1.0, 0.0) for c in cands]
+
+    flip = transfer(query, db, DOM, evaluate, k=1, pool=db.embeddings(DOM),
+                    embed=lambda e: np.array([-e.features["f"]]))  # fmt: skip
+    assert [n for n, _ in flip.neighbours] == ["n1"]
+    to_n3 = transfer(query, db, DOM, evaluate, k=1, pool=db.embeddings(DOM),
+                     embed=lambda e: np.array([2.0 if e.stencil in ("new", "n3") else 0.0]))  # fmt: skip
+    assert [n for n, _ in to_n3.neighbours] == ["n3"] and [c.key for c in to_n3.candidates] == [A.key]
