@@ -17,6 +17,7 @@ against it. The encoder fit on every complete stencil is saved (``--encoder``).
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import logging
 import math
@@ -36,6 +37,7 @@ from benchmarks.common import (
     write_json,
     write_markdown,
 )
+from stencils.atomic import atomic_write_bytes
 
 NAME = "tuning"
 HELP = "leave-one-out transfer tuning vs exhaustive search over the stencil library (+ fv3core)"
@@ -113,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
     from mapping.tuning.db import TuningDB
     from mapping.tuning.encoder import LearnedEncoder, log_profile
     from mapping.tuning.errors import TuningError
-    from mapping.tuning.measure import TIMEOUT, Evaluator, MeasureConfig, default_cache_dir
+    from mapping.tuning.measure import Evaluator, MeasureConfig, default_cache_dir
     from mapping.tuning.schedule import Schedule
     from mapping.tuning.search import Tuner
     from mapping.tuning.space import get_space
@@ -169,7 +171,8 @@ def run(args: argparse.Namespace) -> int:
                     continue
             searched[name] = {"builds": res.builds, "runs": res.runs, "reused": res.reused}
 
-    complete = _complete(db, names, space, domain)
+    searched_evs = _searched(db, names, space, domain)
+    complete = _complete(searched_evs, space)
     stale = _stale_builds(complete, cfg.cache_dir, args.finalists, {s.key for s in space})
     cache_path = args.json.with_name(args.json.stem + ".remeasure.json")
     cache: dict[str, Any] = {}
@@ -234,9 +237,8 @@ def run(args: argparse.Namespace) -> int:
             encoder.save(args.encoder)
             encoder_path = str(args.encoder)
     progress = []
-    keys = {s.key for s in space}
     for name in names:
-        evs = {k: e for k, e in db.evaluations(name, domain).items() if k in keys and e.status != TIMEOUT}
+        evs = searched_evs[name]["evs"]
         ok = [e for e in evs.values() if e.ok]
         best_e = min(ok, key=lambda e: e.median_s) if ok else None
         default = evs.get(Schedule("numpy").key)
@@ -312,18 +314,25 @@ def _budgeted(args: argparse.Namespace, name: str) -> bool:
     return name in {canonical(n) for n in args.budget_stencils}
 
 
-def _complete(db: Any, names: list[str], space: Any, domain: tuple[int, ...]) -> dict[str, dict[str, Any]]:
-    """Stencils whose exhaustive search of ``space`` is complete: their embedding and evaluations."""
+def _searched(db: Any, names: list[str], space: Any, domain: tuple[int, ...]) -> dict[str, dict[str, Any]]:
+    """Per stencil, its stored evaluations of ``space`` (timeouts left out) and its embedding."""
     from mapping.tuning.measure import TIMEOUT
 
     keys = {s.key for s in space}
-    complete: dict[str, dict[str, Any]] = {}
-    for name in names:
-        evs = {k: e for k, e in db.evaluations(name, domain).items() if k in keys and e.status != TIMEOUT}
-        emb = db.embedding(name, domain)
-        if emb is not None and keys <= set(evs) and any(e.ok for e in evs.values()):
-            complete[name] = {"evs": evs, "emb": emb}
-    return complete
+    return {
+        name: {"evs": {k: e for k, e in db.evaluations(name, domain).items() if k in keys and e.status != TIMEOUT},
+               "emb": db.embedding(name, domain)}
+        for name in names
+    }  # fmt: skip
+
+
+def _complete(searched: dict[str, dict[str, Any]], space: Any) -> dict[str, dict[str, Any]]:
+    """The stencils of :func:`_searched` whose exhaustive search of ``space`` is complete."""
+    keys = {s.key for s in space}
+    return {
+        name: info for name, info in searched.items()
+        if info["emb"] is not None and keys <= set(info["evs"]) and any(e.ok for e in info["evs"].values())
+    }  # fmt: skip
 
 
 def _stale_builds(
@@ -496,9 +505,7 @@ def plot_ratios(p: dict[str, Any], path: Path) -> Path:
     ax.set_title(f"Leave-one-out transfer tuning, {len(results)} stencils, space {p['space']} "
                  f"({p['space_size']} schedules), 95% bootstrap intervals", fontsize=9)  # fmt: skip
     ax.legend(fontsize=7, ncol=len(methods))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    fig.savefig(tmp, dpi=130, format="png")
+    buf = io.BytesIO()
+    fig.savefig(buf, dpi=130, format="png")
     plt.close(fig)
-    tmp.replace(path)
-    return path
+    return atomic_write_bytes(path, buf.getvalue())
