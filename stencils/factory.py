@@ -175,7 +175,9 @@ class StencilFactory:
         qualified = f"{definition.__module__}.{definition.__name__}"
         t0 = time.perf_counter()
         try:
-            with build_lock(self.config.cache_dir, qualified):
+            # one lock per definition and backend: each backend has its own cache folder,
+            # so a numpy build never waits for a C++ compile of the same definition
+            with build_lock(self.config.cache_dir, f"{qualified}@{self.config.backend}"):
                 obj = gtscript.stencil(
                     backend=self.config.backend,
                     definition=definition,

@@ -69,7 +69,7 @@ def test_a_build_waits_for_the_lock_then_builds_into_the_shared_cache(tmp_path) 
     cache = tmp_path / "cache"
     script = tmp_path / "builder.py"
     script.write_text(BUILDER)
-    name = "__main__.affine"
+    name = "__main__.affine@numpy"  # StencilFactory's lock: definition and backend
     with build_lock(cache, name):
         proc = subprocess.Popen(
             [sys.executable, str(script), str(cache), str(tmp_path / "out.npy")],
@@ -83,5 +83,22 @@ def test_a_build_waits_for_the_lock_then_builds_into_the_shared_cache(tmp_path) 
         assert not ready and proc.poll() is None, "the build did not wait for the lock"
     line = proc.stdout.readline().strip()
     assert proc.wait(timeout=300) == 0 and line == "built"
+    inp = np.arange(4 * 5 * 3, dtype=np.float64).reshape(4, 5, 3)
+    np.testing.assert_array_equal(np.load(tmp_path / "out.npy"), 2.0 * inp + 1.0)
+
+
+def test_a_build_on_another_backend_does_not_wait(tmp_path) -> None:
+    """The lock of the same definition on gt:cpu_ifirst held: the numpy build (its own cache
+    folder) goes ahead and finishes while it is held; result 2 * in + 1."""
+    cache = tmp_path / "cache"
+    script = tmp_path / "builder.py"
+    script.write_text(BUILDER)
+    with build_lock(cache, "__main__.affine@gt:cpu_ifirst"):
+        proc = subprocess.run(
+            [sys.executable, str(script), str(cache), str(tmp_path / "out.npy")],
+            cwd=REPO, capture_output=True, text=True, timeout=300,
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+        )  # fmt: skip
+        assert proc.returncode == 0 and proc.stdout.split() == ["ready", "built"]
     inp = np.arange(4 * 5 * 3, dtype=np.float64).reshape(4, 5, 3)
     np.testing.assert_array_equal(np.load(tmp_path / "out.npy"), 2.0 * inp + 1.0)
