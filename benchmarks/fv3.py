@@ -91,6 +91,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "scheme with, on its own namelist (default ../shared/fv3-reference/tc2_C48_d5)")
     p.add_argument("--no-peer", dest="fortran_run", action="store_const", const=None,
                    help="skip the comparison with the Fortran run")
+    p.add_argument("--fortran-exe", type=Path, default=None,
+                   help="--case baroclinic: GFDL's Fortran FV3 hydrostatic executable to run "
+                   "on the same case in the same run (DYCORE=hydrostatic "
+                   "benchmarks/fortran_fv3/build.sh; default "
+                   "/work/fortran_fv3_hydro/bin/fv3_hydro.x when it exists, else no Fortran "
+                   "row); --no-peer skips it")
+    p.add_argument("--fortran-mpirun", type=Path, default=Path("/usr/bin/mpirun"),
+                   help="--case baroclinic: the Open MPI mpirun the Fortran model was built "
+                   "with (default /usr/bin/mpirun)")
+    p.add_argument("--fortran-days", type=int, default=1,
+                   help="--case baroclinic: length of the Fortran run in days; its FV_DYNAMICS "
+                   "clock is divided by its large steps (default 1)")
     p.add_argument("--peer-repeats", type=int, default=5,
                    help="timed large steps (dt_atmos) of FV3's scheme per run (default 5)")
     p.add_argument("--weak-layouts", type=int, nargs="*", default=[1, 2],

@@ -1,24 +1,31 @@
 """FV3's hydrostatic 3-D core on the JW06 baroclinic wave (``stratoflow bench fv3 --case
 baroclinic``): one large step (``dt_atmos``: ``k_split`` x (``n_split`` acoustic steps of
-``dyn_core``, tracer transport, vertical remapping)) with FV3's JW options at C<N> L<levels>,
-all 6 ranks in this process.
+``dyn_core``, tracer transport, vertical remapping)) with FV3's JW options at C<N> L<levels>.
 
-Measures in one run, per backend: the median time of a large step (all backends interleaved
-round by round, after one validation step checked against numpy), its spread, the share of
-``dyn_core``'s halo updates in it, and the memory per rank (the model's field storages per rank,
-and the process's peak resident set size divided by the ranks).
+Measures in one run, per backend: the median time of a large step with all 6 ranks in this
+process (all backends interleaved round by round, after one validation step checked against
+numpy), its spread, the share of ``dyn_core``'s halo updates in it, and the memory per rank (the
+model's field storages per rank, and the process's peak resident set size divided by the
+ranks); then the fastest backend's step under ``mpiexec -n 6`` (``--mpi-ranks``) and GFDL's
+Fortran FV3 on the same case (:mod:`benchmarks.fortran_baroclinic`, where it is built).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
+import logging
 import resource
+import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from benchmarks.common import (
     BenchmarkError,
+    git_revision,
     machine_info,
     markdown_table,
     set_openmp_threads,
@@ -26,6 +33,8 @@ from benchmarks.common import (
     time_interleaved,
     write_json,
 )
+
+log = logging.getLogger(__name__)
 
 #: the outputs compared with numpy's after the validation step
 CHECKED = ("ps", "temperature", "ua", "va", "delp")
@@ -88,9 +97,46 @@ class BaroclinicStep:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.render_only:
+        payload = json.loads(Path(args.json).read_text())
+    else:
+        payload = measure(args)
+        write_json(args.json, payload)
+    text = markdown(payload)
+    if args.markdown is not None:
+        from stencils.atomic import atomic_update_block
+
+        atomic_update_block(args.markdown, "baroclinic", text)
+    sys.stdout.write(text + "\n")
+    return 0
+
+
+def fortran_exe(args: argparse.Namespace) -> Path | None:
+    """The Fortran executable to compare with: ``--fortran-exe``, else the default build's
+    when it exists; None with ``--no-peer`` or when none is built (logged)."""
+    from benchmarks.fortran_baroclinic import DEFAULT_EXE
+
+    if args.fortran_run is None:
+        return None
+    if args.fortran_exe is not None:
+        return args.fortran_exe
+    if DEFAULT_EXE.is_file():
+        return DEFAULT_EXE
+    log.warning("no Fortran row: %s is not built (DYCORE=hydrostatic "
+                "benchmarks/fortran_fv3/build.sh), or pass --fortran-exe", DEFAULT_EXE)  # fmt: skip
+    return None
+
+
+def measure(args: argparse.Namespace) -> dict[str, Any]:
+    """Every measurement of ``args``: the payload of the JSON and the page."""
     from tqdm import tqdm
 
     n, levels = args.resolution, args.levels
+    exe = fortran_exe(args)  # before the long part: a bad --fortran-exe fails at once
+    if exe is not None and not exe.is_file():
+        raise BenchmarkError(f"--fortran-exe {exe} does not exist (build it with "
+                             "DYCORE=hydrostatic benchmarks/fortran_fv3/build.sh, or pass "
+                             "--no-peer)")  # fmt: skip
     backends = ["numpy"] + [b for b in args.backends if b != "numpy"]
     models: dict[str, BaroclinicStep] = {}
     reference: dict[str, np.ndarray] | None = None
@@ -131,24 +177,38 @@ def run(args: argparse.Namespace) -> int:
     for r in results.values():
         r["speedup_vs_numpy"] = base / r["step_s"]
     peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: kB
+    best = min(results, key=lambda b: results[b]["step_s"])
+    best_config = models[best].config
     cfg = models["numpy"].config
-    payload = {
+    payload: dict[str, Any] = {
         "benchmark": "fv3", "case": "baroclinic", "resolution": n, "levels": levels,
         "dt_atmos": models["numpy"].dt, "k_split": cfg.k_split, "n_split": cfg.n_split,
-        "machine": machine_info(), "stream_triad_GBps_1_thread": triad.triad_gbs,
-        "backends": results,
+        "repeats": args.repeats, "machine": machine_info(), "revision": git_revision(),
+        "stream_triad_GBps_1_thread": triad.triad_gbs, "backends": results,
         "process_peak_rss_MB_per_rank": peak_rss / 1e6 / models["numpy"].ranks,
     }  # fmt: skip
-    write_json(args.json, payload)
-    if args.markdown is not None:
-        from stencils.atomic import atomic_update_block
+    del models, reference  # the MPI ranks and the Fortran run get the machine's memory
+    if args.mpi_ranks:
+        from benchmarks.fv3 import fv3_mpi
 
-        atomic_update_block(args.markdown, "baroclinic", markdown(payload, args))
-    return 0
+        layout = 1 if args.mpi_ranks == 6 else 2
+        row = fv3_mpi(dataclasses.replace(best_config, layout=layout), args.repeats)
+        payload["mpi"] = {k: v for k, v in row.items() if k != "process_tree"}
+    if exe is not None:
+        from benchmarks.fortran_baroclinic import run_fortran
+
+        fortran = run_fortran(best_config, exe, args.fortran_mpirun, args.fortran_days)
+        payload["fortran"] = fortran
+        payload["stream_triad_GBps_1_thread_after_fortran"] = stream_triad(threads=1).triad_gbs
+        for r in results.values():
+            r["ratio_vs_fortran"] = r["step_s"] / fortran["step_s"]
+        if "mpi" in payload:
+            payload["mpi"]["ratio_vs_fortran"] = payload["mpi"]["step_s"] / fortran["step_s"]
+    return payload
 
 
-def markdown(payload: dict[str, Any], args: argparse.Namespace) -> str:
-    """The generated table of ``payload`` (the ``baroclinic`` block of docs/benchmarks/fv3core.md)."""
+def markdown(payload: dict[str, Any]) -> str:
+    """The generated block of ``payload`` (the ``baroclinic`` block of docs/benchmarks/fv3core.md)."""
     n, levels = payload["resolution"], payload["levels"]
     rows = [[b, f"{r['step_s']:.2f}", f"{100 * r['spread']:.0f}%", f"{r['speedup_vs_numpy']:.1f}x",
              f"{100 * r['halo_share_in_process']:.0f}%", f"{r['storage_MB_per_rank']:.0f}",
@@ -159,7 +219,8 @@ def markdown(payload: dict[str, Any], args: argparse.Namespace) -> str:
         f"wave, C{n} L{levels}",
         "",
         f"`stratoflow bench fv3 --case baroclinic --resolution {n} --levels {levels} --repeats "
-        f"{args.repeats} --json FILE`: dt_atmos {payload['dt_atmos']:g} s = k_split "
+        f"{payload.get('repeats', '?')} --json FILE` (revision {payload.get('revision', '?')}): "
+        f"dt_atmos {payload['dt_atmos']:g} s = k_split "
         f"{payload['k_split']} x n_split {payload['n_split']} acoustic steps, FV3's JW options "
         "(hord 10, hord_tr 8, kord 8/-8/8, nord 1, d4_bg 0.12), the 6 ranks in one process, 1 "
         "OpenMP thread; the median of the repeats, backends interleaved round by round; spread "
@@ -178,4 +239,46 @@ def markdown(payload: dict[str, Any], args: argparse.Namespace) -> str:
         "backend's model in one process).",
         "",
     ]
+    if payload.get("mpi"):
+        m = payload["mpi"]
+        lines += [f"Under `mpiexec -n {m['ranks']}` ({m['backend']}, 1 thread per rank, "
+                  f"{m['repeats']} steps): {m['step_s']:.2f} s per step (max over ranks), "
+                  f"halo updates {100 * m['halo_share']:.0f}% of it, peak RSS per rank "
+                  f"{m['rss_per_rank_MB_min']:.0f}-{m['rss_per_rank_MB_max']:.0f} MB.", ""]  # fmt: skip
+    if payload.get("fortran"):
+        lines += _fortran_section(payload)
     return "\n".join(lines)
+
+
+def _fortran_section(payload: dict[str, Any]) -> list[str]:
+    f = payload["fortran"]
+    rows = [["GFDL Fortran FV3, `FV_DYNAMICS` clock", f"mpirun -np {f['ranks']} (Open MPI)",
+             f"{f['step_s']:.2f}", "1.00x"],
+            ["GFDL Fortran FV3, `MAIN: time loop` (diagnostics and output included)",
+             f"mpirun -np {f['ranks']} (Open MPI)", f"{f['time_loop_step_s']:.2f}",
+             f"{f['time_loop_step_s'] / f['step_s']:.2f}x"]]  # fmt: skip
+    if payload.get("mpi"):
+        m = payload["mpi"]
+        rows.append([f"fv3core {m['backend']}", f"mpiexec -n {m['ranks']} (MPICH)",
+                     f"{m['step_s']:.2f}", f"**{m['ratio_vs_fortran']:.2f}x**"])  # fmt: skip
+    for b, r in payload["backends"].items():
+        rows.append([f"fv3core {b}", "6 ranks in one process (1 core)", f"{r['step_s']:.2f}",
+                     f"{r['ratio_vs_fortran']:.2f}x"])  # fmt: skip
+    prov = f.get("provenance", {})
+    return [
+        f"## Against GFDL's Fortran FV3 in the same run: C{payload['resolution']} "
+        f"L{payload['levels']}, one large step",
+        "",
+        f"The same case on both sides: `jw_cases.sh --row \"{f['case']}\"` wrote the Fortran "
+        "run's namelist, and the benchmark checked that fv3core reads it as the model it timed "
+        f"(every key but the run length). The Fortran run: {f['large_steps']} large steps, its "
+        "root PE's `FV_DYNAMICS` clock (every `fv_dynamics` call, no diagnostics) over them; "
+        f"gfortran -O2 (`{prov.get('fv3_flags', '?')}`), {prov.get('mpi', '?')}, FV3 "
+        f"{prov.get('fv3', '?')[:10]}. Ratio: time per step over the Fortran model's (below 1: "
+        "faster). The MPI rows put 6 ranks on the machine's cores (oversubscribed alike); the "
+        "in-process rows use one core. STREAM triad (1 thread) before and after the Fortran "
+        f"run: {payload['stream_triad_GBps_1_thread']:.1f} and "
+        f"{payload.get('stream_triad_GBps_1_thread_after_fortran', float('nan')):.1f} GB/s.",
+        "",
+        markdown_table(["model", "processes", "step (s)", "vs Fortran"], rows),
+    ]

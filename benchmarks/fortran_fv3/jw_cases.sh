@@ -10,7 +10,10 @@
 # the solo driver writes them), whose RESTART/ holds the t = 0 restart (D-grid u, v).
 # Writes CASES_DIR/<run>/ (and <run>/t0/) and, unless --inputs-only, runs each with run.sh into
 # RUNS_DIR/<run>/ (and <run>/t0/).
-# Usage: jw_cases.sh [--inputs-only] [RUN ...]    (default: jw_C24_L26 jw_C48_L26)
+# Usage: jw_cases.sh [--inputs-only] [--row "RUN NPX N_SPLIT DT_ATMOS DAYS OUT_HOURS CONSV_TE
+#                    CHECKER_TR NPZ TEST_CASE"] [RUN ...]    (default: jw_C24_L26 jw_C48_L26)
+#   --row adds a run of that name with those columns of RUN_TABLE (below) and runs only it and
+#   the RUNs named (stratoflow bench fv3 --case baroclinic writes its case this way)
 # Env: FV3_WORK_DIR (default /work/fortran_fv3_hydro), FV3_EXE (default FV3_WORK_DIR/bin/fv3_hydro.x)
 set -euo pipefail
 
@@ -33,12 +36,27 @@ RUN_TABLE=(
 RUNS=(jw_C24_L26 jw_C24_L26_consv_te jw_C48_L26)
 
 inputs_only=0
-if [[ "${1:-}" == "--inputs-only" ]]; then
-    inputs_only=1
-    shift
-fi
-if [[ $# -gt 0 ]]; then
-    RUNS=("$@")
+extra=()
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --inputs-only) inputs_only=1; shift ;;
+        --row)
+            if [[ $# -lt 2 ]]; then echo "jw_cases.sh: --row needs a quoted row" >&2; exit 2; fi
+            read -r -a cols <<< "$2"
+            if [[ "${#cols[@]}" != "10" ]]; then
+                echo "jw_cases.sh: --row '$2': give 10 columns (run npx n_split dt_atmos days out_hours consv_te checker_tr npz test_case)" >&2
+                exit 2
+            fi
+            RUN_TABLE+=("$2")
+            extra+=("${cols[0]}")
+            shift 2 ;;
+        --) shift; break ;;
+        -*) echo "jw_cases.sh: unknown option $1" >&2; exit 2 ;;
+        *) break ;;
+    esac
+done
+if [[ $# -gt 0 || "${#extra[@]}" -gt 0 ]]; then
+    RUNS=("${extra[@]}" "$@")
 fi
 
 input_nml() {  # npx n_split dt_atmos days consv_te checker_tr npz test_case

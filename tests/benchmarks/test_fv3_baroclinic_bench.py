@@ -15,8 +15,8 @@ def test_bench_fv3_baroclinic_writes_json_and_its_markdown_block(tmp_path) -> No
     out, md = tmp_path / "b.json", tmp_path / "fv3core.md"
     md.write_text("# fv3core\n\nhand-written text\n")
     assert main(["bench", "fv3", "--case", "baroclinic", "--resolution", "8", "--levels", "30",
-                 "--backends", "numpy", "--repeats", "2", "--json", str(out),
-                 "--markdown", str(md)]) == 0  # fmt: skip
+                 "--backends", "numpy", "--repeats", "2", "--mpi-ranks", "0", "--no-peer",
+                 "--json", str(out), "--markdown", str(md)]) == 0  # fmt: skip
     data = json.loads(out.read_text())
     assert (data["case"], data["resolution"], data["levels"], data["k_split"]) == (
         "baroclinic", 8, 30, 2)  # fmt: skip
@@ -31,6 +31,12 @@ def test_bench_fv3_baroclinic_writes_json_and_its_markdown_block(tmp_path) -> No
     text = md.read_text()
     assert text.startswith("# fv3core\n\nhand-written text\n")
     assert "<!-- baroclinic:start -->" in text and "C8 L30" in text and "| numpy |" in text
+    assert "mpi" not in data and "fortran" not in data and "Fortran" not in text
+    # --render-only rewrites the same block from the JSON alone
+    md.write_text("# fv3core\n")
+    assert main(["bench", "fv3", "--case", "baroclinic", "--render-only", "--json", str(out),
+                 "--markdown", str(md)]) == 0  # fmt: skip
+    assert md.read_text().count("| numpy |") == 1 and "C8 L30" in md.read_text()
 
 
 def test_the_benchmarked_model_is_the_cli_run() -> None:
