@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     backends = ["numpy"] + [b for b in args.backends if b != "numpy"]
     # Phase 1: build everything (compiles are slow and must not disturb the timings).
     built = {
-        (n, b): StencilFactory(b)(LIBRARY[n].definition)
+        (n, b): LIBRARY[n].build(StencilFactory(b))
         for n in names for b in tqdm(backends, desc=f"build {n}", unit="backend", disable=None)
     }  # fmt: skip
     with PeerKernels(args.peers) as peers:

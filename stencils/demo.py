@@ -53,7 +53,7 @@ def run_demo(
         dom = Domain(*shape, halo=lib.halo)
         arrays = lib.allocate(dom, seed=0)
         t0 = time.perf_counter()
-        stencil = factory(lib.definition)
+        stencil = lib.build(factory)
         build = time.perf_counter() - t0
         fields = {k: from_numpy(v, backend, dom.origin) for k, v in arrays.items()}
         t0 = time.perf_counter()

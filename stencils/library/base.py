@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from stencils.storage import Domain
+
+if TYPE_CHECKING:
+    from stencils.factory import Stencil, StencilFactory
 
 F64 = np.float64
 
@@ -32,6 +36,14 @@ class LibraryStencil:
     params: Mapping[str, float] = field(default_factory=dict)
     levels: slice = field(default_factory=lambda: slice(None))
     description: str = ""
+    #: GT4Py OIR passes this stencil is built without (see :func:`stencils.gt4py_internals.
+    #: oir_pipeline_without`): its schedule, chosen by measurement and bitwise the default
+    #: pipeline's result; every backend and caller builds it so (:meth:`build`)
+    oir_skip: tuple[str, ...] = ()
+
+    def build(self, factory: StencilFactory) -> Stencil:
+        """This stencil built by ``factory`` with its schedule (:attr:`oir_skip`)."""
+        return factory(self.definition, oir_skip=self.oir_skip)
 
     def allocate(self, domain: Domain, seed: int = 0) -> dict[str, np.ndarray]:
         """Inputs from ``make_inputs`` plus zeroed outputs, as numpy arrays of ``domain.shape``."""

@@ -65,4 +65,8 @@ HDIFF = LibraryStencil(
     halo=2,
     make_inputs=_inputs,
     description="COSMO horizontal diffusion with flux limiter",
+    # GT4Py's OnTheFlyMerging inlines lap into flx/fly, recomputing it at every offset they
+    # read (8 Laplacians a point); stored, it is computed once: same result bit for bit,
+    # 4.0 -> 2.5 ms on gt:cpu_ifirst and 8.6 -> 2.5 ms on gt:cpu_kfirst at 128x128x80
+    oir_skip=("OnTheFlyMerging",),
 )

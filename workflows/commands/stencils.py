@@ -46,7 +46,9 @@ def _list(args: argparse.Namespace) -> int:
     from stencils.library import LIBRARY
 
     for name, lib in LIBRARY.items():
-        print(f"{name:<14} halo={lib.halo}  in={','.join(lib.inputs)}  out={','.join(lib.outputs)}  {lib.description}")
+        schedule = f" (built without GT4Py's {', '.join(lib.oir_skip)})" if lib.oir_skip else ""
+        print(f"{name:<14} halo={lib.halo}  in={','.join(lib.inputs)}  out={','.join(lib.outputs)}  "
+              f"{lib.description}{schedule}")
     return 0
 
 
