@@ -7,6 +7,7 @@ Numba is imported by :func:`build_kernels` only (not at import time of this modu
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -116,4 +117,41 @@ def build_kernels() -> dict[str, Callable[..., None]]:
                     out[i, j, k] = dp[k] - cp[k] * out[i, j, k + 1]
 
     kernels = locals()
+    launch_threads_keeping_openmp_nesting(njit, prange)
     return {name: kernels[name] for name in PEER_STENCILS}
+
+
+def launch_threads_keeping_openmp_nesting(njit: Callable[..., Any], prange: Callable[..., Any]) -> None:
+    """Start Numba's thread pool now and give OpenMP back its nesting limit.
+
+    Numba's ``omp`` threading layer, when it starts, sets the process's OpenMP
+    ``max-active-levels`` to 255 (nested parallelism on) in the libgomp it shares with the
+    compiled GT4Py backends. A backend whose generated code has nested ``omp parallel``
+    regions (``dace:cpu_kfirst``: one inside every k iteration) then starts a new thread team
+    per inner region and, on this 2-core machine, runs 600x slower (7 ms -> 4.4 s per call of
+    laplacian_2d at 128x128x80). The limit it had before is restored after Numba's start.
+    """
+    gomp = _libgomp()
+    before = gomp.omp_get_max_active_levels() if gomp is not None else None
+
+    @njit(parallel=True)
+    def touch(a):
+        for i in prange(a.size):
+            a[i] = 0.0
+
+    touch(np.ones(4))
+    if gomp is not None and before is not None and gomp.omp_get_max_active_levels() != before:
+        gomp.omp_set_max_active_levels(before)
+
+
+def _libgomp() -> Any:
+    """GNU OpenMP of this process (the one GT4Py's and DaCe's builds and Numba's ``omp`` layer
+    load), or None where it cannot be loaded."""
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("gomp") or "libgomp.so.1"
+    try:
+        return ctypes.CDLL(name)
+    except OSError:
+        return None

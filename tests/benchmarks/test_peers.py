@@ -84,3 +84,21 @@ def test_importing_the_benchmark_does_not_import_numba():
     code = "import sys, benchmarks.peers, benchmarks.stencils; print('numba' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_the_numba_peers_leave_openmp_nesting_as_it_was() -> None:
+    """Numba's omp layer turns OpenMP nesting on (max-active-levels 255) when it starts; after
+    the Numba peers are built and one has run, the process's limit is the one it had before
+    (read from libgomp, in a fresh process so that no earlier test has started Numba)."""
+    code = ("import ctypes, ctypes.util\n"
+            "gomp = ctypes.CDLL(ctypes.util.find_library('gomp') or 'libgomp.so.1')\n"
+            "before = gomp.omp_get_max_active_levels()\n"
+            "from benchmarks.peers.numba_peers import build_kernels\n"
+            "import numpy as np\n"
+            "kernels = build_kernels()\n"
+            "f = np.ones((6, 6, 3))\n"
+            "kernels['laplacian_2d'](f, np.zeros_like(f), 1)\n"
+            "print(before, gomp.omp_get_max_active_levels())\n")  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=300).stdout.split()  # fmt: skip
+    assert out[0] == out[1] == "1"
