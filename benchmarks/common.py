@@ -199,6 +199,16 @@ def write_json(path: Path | str, payload: dict[str, Any]) -> Path:
     return atomic_write_text(path, json.dumps(payload, indent=2, sort_keys=False) + "\n")
 
 
+def measured_or_loaded(args: Any, measure: Callable[[Any], dict[str, Any]]) -> dict[str, Any]:
+    """The payload of a benchmark with ``--json`` and ``--render-only``: read from ``args.json``
+    when rendering only, else ``measure(args)``, written to ``args.json`` first."""
+    if args.render_only:
+        return json.loads(Path(args.json).read_text())
+    payload = measure(args)
+    write_json(args.json, payload)
+    return payload
+
+
 def write_markdown(path: Path, text: str) -> Path:
     """Write a benchmark's generated Markdown as the ``benchmark`` block of ``path``
     (between ``<!-- benchmark:start -->`` and ``<!-- benchmark:end -->``): the hand-written

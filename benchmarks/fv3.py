@@ -38,12 +38,12 @@ from benchmarks.common import (
     BenchmarkError,
     machine_info,
     markdown_table,
+    measured_or_loaded,
     set_openmp_threads,
     shown_path,
     stream_triad,
     time_call,
     time_interleaved,
-    write_json,
     write_markdown,
 )
 from benchmarks.fortran_reference import DEFAULT_RUN, read_run
@@ -408,12 +408,7 @@ def run(args: argparse.Namespace) -> int:
         from benchmarks.fv3_baroclinic import run as run_baroclinic
 
         return run_baroclinic(args)
-    if args.render_only:
-        payload = json.loads(Path(args.json).read_text())
-    else:
-        payload = measure(args)
-        write_json(args.json, payload)
-    text = markdown(payload)
+    text = markdown(measured_or_loaded(args, measure))
     write_markdown(args.markdown, text)
     sys.stdout.write(text + "\n")
     return 0

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import logging
 import resource
 import sys
@@ -28,10 +27,10 @@ from benchmarks.common import (
     git_revision,
     machine_info,
     markdown_table,
+    measured_or_loaded,
     set_openmp_threads,
     stream_triad,
     time_interleaved,
-    write_json,
 )
 
 log = logging.getLogger(__name__)
@@ -97,12 +96,7 @@ class BaroclinicStep:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.render_only:
-        payload = json.loads(Path(args.json).read_text())
-    else:
-        payload = measure(args)
-        write_json(args.json, payload)
-    text = markdown(payload)
+    text = markdown(measured_or_loaded(args, measure))
     if args.markdown is not None:
         from stencils.atomic import atomic_update_block
 
