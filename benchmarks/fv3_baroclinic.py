@@ -183,7 +183,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     }  # fmt: skip
     del models, reference  # the MPI ranks and the Fortran run get the machine's memory
     if args.mpi_ranks:
-        from benchmarks.fv3 import fv3_mpi
+        from benchmarks.fv3_mpi import fv3_mpi
 
         layout = 1 if args.mpi_ranks == 6 else 2
         row = fv3_mpi(dataclasses.replace(best_config, layout=layout), args.repeats)
