@@ -47,7 +47,7 @@ from benchmarks.common import (
     write_markdown,
 )
 from benchmarks.fortran_reference import DEFAULT_RUN, read_run
-from benchmarks.fv3_mpi import fv3_mpi, fv3_mpi_worker, mpi_python, one_thread_env  # noqa: F401
+from benchmarks.fv3_mpi import fv3_mpi, mpi_python, one_thread_env
 
 NAME = "fv3"
 HELP = ("FV3 dynamics (or transport) step per backend vs numpy and STREAM; FV3's scheme vs "
