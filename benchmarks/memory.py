@@ -2,9 +2,13 @@
 
 Two figures, because a process tree has no single "peak RSS":
 
-* ``largest_process_MB``: the peak RSS of the largest single process of the tree (the kernel's
-  ``ru_maxrss`` of the child from ``wait4``, which covers every descendant the child and its
-  descendants waited for: the MPI ranks under ``mpiexec``, Parsl's workers);
+* ``largest_process_MB``: the peak RSS of the largest single process of the tree: the largest
+  ``VmHWM`` (the high-water mark of the process's own address space since its ``exec``) of the
+  tree's processes, sampled from ``/proc`` every ``interval`` seconds (processes that live
+  shorter than that may be missed). ``wait4``'s ``ru_maxrss`` is not used for it: a process
+  started by fork and exec keeps the RSS its parent had when it forked as its ``ru_maxrss``, so
+  a command started by a large process (this benchmark, after building a C192 model) would
+  report the parent's size;
 * ``tree_peak_MB``: the largest sum of the current RSS of all live processes of the tree,
   sampled from ``/proc`` every ``interval`` seconds (a lower bound of the true peak sum; 0
   where ``/proc`` is absent).
@@ -70,8 +74,15 @@ def _children_of() -> dict[int, list[int]]:
 
 def tree_rss_bytes(root: int) -> tuple[int, int]:
     """(sum of the resident bytes, number) of the live processes of ``root``'s tree."""
+    total, count, _ = tree_memory(root)
+    return total, count
+
+
+def tree_memory(root: int) -> tuple[int, int, int]:
+    """(sum of the resident bytes, number, largest ``VmHWM`` in bytes) of the live processes of
+    ``root``'s tree."""
     children = _children_of()
-    total, count, todo = 0, 0, [root]
+    total, count, largest, todo = 0, 0, 0, [root]
     while todo:
         pid = todo.pop()
         try:
@@ -80,8 +91,21 @@ def tree_rss_bytes(root: int) -> tuple[int, int]:
             continue
         total += resident * _PAGE
         count += 1
+        largest = max(largest, _high_water_bytes(pid))
         todo.extend(children.get(pid, ()))
-    return total, count
+    return total, count, largest
+
+
+def _high_water_bytes(pid: int) -> int:
+    """``VmHWM`` of ``/proc/PID/status`` (peak RSS of the process since its exec), bytes; 0 if
+    unreadable."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024  # kB
+    except (OSError, IndexError, ValueError):
+        pass
+    return 0
 
 
 def peak_memory(
@@ -99,12 +123,13 @@ def peak_memory(
     pipe = subprocess.PIPE if capture else None
     t0 = time.perf_counter()
     proc = subprocess.Popen(list(command), env=env, cwd=cwd, stdout=pipe, stderr=pipe, text=True)
-    peak, peak_count = [0], [0]
+    peak, peak_count, largest = [0], [0], [0]
     done = threading.Event()
 
     def sample() -> None:
         while not done.wait(interval):
-            total, count = tree_rss_bytes(proc.pid)
+            total, count, high = tree_memory(proc.pid)
+            largest[0] = max(largest[0], high)
             if total > peak[0]:
                 peak[0], peak_count[0] = total, count
 
@@ -131,8 +156,8 @@ def peak_memory(
     if capture:
         reader.join()
     proc.returncode = os.waitstatus_to_exitcode(status)
-    largest = usage.ru_maxrss * 1024  # Linux: kilobytes
-    usage_out = MemoryUsage(list(command), proc.returncode, wall, largest / 1e6, peak[0] / 1e6,
+    del usage  # its ru_maxrss includes the RSS this process had when it started the command
+    usage_out = MemoryUsage(list(command), proc.returncode, wall, largest[0] / 1e6, peak[0] / 1e6,
                             peak_count[0])  # fmt: skip
     log.info("peak memory of %s: largest process %.0f MB, tree %.0f MB (%d processes), %.1f s",
              command[0], usage_out.largest_process_MB, usage_out.tree_peak_MB,

@@ -119,6 +119,17 @@ def test_peak_memory_of_a_child_that_allocates_100_MB() -> None:
     assert (total, count) == (0, 0)
 
 
+def test_the_largest_process_is_not_the_parent_that_started_it() -> None:
+    """Reference: this process holds 300 MB more while it starts a child that allocates
+    nothing (a Python interpreter: tens of MB): the child's largest process is the child's own
+    size, not this process's (a forked-and-exec'd child's ru_maxrss would be >= 300 MB)."""
+    ballast = bytearray(300_000_000)
+    ballast[:: 4096] = b"x" * len(ballast[:: 4096])  # touch every page
+    usage, _, _ = peak_memory([sys.executable, "-c", "import time; time.sleep(0.6)"], interval=0.05)
+    assert usage.returncode == 0 and 1 < usage.largest_process_MB < 100
+    del ballast
+
+
 def test_failing_command_returns_its_code() -> None:
     """Reference: ``sys.exit(3)``: the exit status comes back, nothing raises."""
     usage, _, _ = peak_memory([sys.executable, "-c", "import sys; sys.exit(3)"])
