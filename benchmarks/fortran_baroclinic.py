@@ -12,6 +12,7 @@ the run's large steps (:mod:`benchmarks.fortran_reference`).
 from __future__ import annotations
 
 import logging
+import os
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -50,6 +51,15 @@ class FortranCase:
         consv_te checker_tr npz test_case); output once, at the end of the run."""
         return (f"{self.name} {self.resolution + 1} {self.n_split} {self.dt_atmos} {self.days} "
                 f"{24 * self.days} 0. .F. {self.levels} {self.test_case}")  # fmt: skip
+
+
+def check_executables(exe: Path, mpirun: Path) -> None:
+    """A :class:`BenchmarkError` naming the option whose file is missing."""
+    for path, what in ((exe, "--fortran-exe"), (mpirun, "--fortran-mpirun")):
+        if not path.is_file():
+            raise BenchmarkError(f"{what} {path} does not exist (build the Fortran model with "
+                                 "DYCORE=hydrostatic benchmarks/fortran_fv3/build.sh, or pass "
+                                 "--no-peer)")  # fmt: skip
 
 
 def case_for(config: Any, days: int) -> FortranCase:
@@ -92,11 +102,9 @@ def run_fortran(config: Any, exe: Path, mpirun: Path, days: int, ranks: int = 6,
                 timeout: float = 3600.0) -> dict[str, Any]:  # fmt: skip
     """Run GFDL's Fortran FV3 on ``config``'s case for ``days`` and return its step time per
     large step (``FV_DYNAMICS`` and ``MAIN: time loop`` clocks) with its provenance."""
-    for path, what in ((exe, "--fortran-exe"), (mpirun, "--fortran-mpirun")):
-        if not path.is_file():
-            raise BenchmarkError(f"{what} {path} does not exist (build the Fortran model with "
-                                 "DYCORE=hydrostatic benchmarks/fortran_fv3/build.sh, or pass "
-                                 "--no-peer)")  # fmt: skip
+    from fv3core.validation.extract import run_provenance
+
+    check_executables(exe, mpirun)
     case = case_for(config, days)
     with tempfile.TemporaryDirectory(prefix="stratoflow-fortran-") as tmp:
         case_dir = write_case(case, Path(tmp) / "cases")
@@ -119,7 +127,7 @@ def run_fortran(config: Any, exe: Path, mpirun: Path, days: int, ranks: int = 6,
             raise BenchmarkError(f"the Fortran run {case.name} failed (run.sh exit "
                                  f"{done.returncode}):\n{tail}")  # fmt: skip
         run = read_run(out_dir)
-        provenance = _provenance(out_dir / "provenance.txt")
+        provenance = run_provenance(out_dir)
     return summarize(run, case, exe, provenance)
 
 
@@ -139,14 +147,5 @@ def summarize(run: FortranRun, case: FortranCase, exe: Path,
                            if k in provenance}}  # fmt: skip
 
 
-def _provenance(path: Path) -> dict[str, str]:
-    if not path.is_file():
-        return {}
-    pairs = (line.split("=", 1) for line in path.read_text().splitlines() if "=" in line)
-    return {k: v for k, v in pairs}
-
-
 def _env(**extra: str) -> dict[str, str]:
-    import os
-
     return {**os.environ, **extra}

@@ -46,6 +46,7 @@ from benchmarks.common import (
     time_interleaved,
     write_markdown,
 )
+from benchmarks.fortran_baroclinic import DEFAULT_MPIRUN as FORTRAN_MPIRUN
 from benchmarks.fortran_reference import DEFAULT_RUN, read_run
 from benchmarks.fv3_mpi import fv3_mpi, mpi_python, one_thread_env
 
@@ -98,7 +99,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "benchmarks/fortran_fv3/build.sh; default "
                    "/work/fortran_fv3_hydro/bin/fv3_hydro.x when it exists, else no Fortran "
                    "row); --no-peer skips it")
-    p.add_argument("--fortran-mpirun", type=Path, default=Path("/usr/bin/mpirun"),
+    p.add_argument("--fortran-mpirun", type=Path, default=FORTRAN_MPIRUN,
                    help="--case baroclinic: the Open MPI mpirun the Fortran model was built "
                    "with (default /usr/bin/mpirun)")
     p.add_argument("--fortran-days", type=int, default=1,

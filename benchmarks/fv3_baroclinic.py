@@ -126,11 +126,11 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     from tqdm import tqdm
 
     n, levels = args.resolution, args.levels
-    exe = fortran_exe(args)  # before the long part: a bad --fortran-exe fails at once
-    if exe is not None and not exe.is_file():
-        raise BenchmarkError(f"--fortran-exe {exe} does not exist (build it with "
-                             "DYCORE=hydrostatic benchmarks/fortran_fv3/build.sh, or pass "
-                             "--no-peer)")  # fmt: skip
+    exe = fortran_exe(args)
+    if exe is not None:  # before the long part: a missing executable fails at once
+        from benchmarks.fortran_baroclinic import check_executables
+
+        check_executables(exe, args.fortran_mpirun)
     backends = ["numpy"] + [b for b in args.backends if b != "numpy"]
     models: dict[str, BaroclinicStep] = {}
     reference: dict[str, np.ndarray] | None = None

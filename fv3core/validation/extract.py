@@ -257,7 +257,7 @@ def extract_run(reference: FV3Reference, hours: tuple[float, ...] = (6.0, 24.0),
     meta = {"format": RUN_FORMAT, "run": reference.name, "hours": list(hours),
             "sources": sources, "norms": "computed offline by fv3core.validation.extract."
             "offline_norms from the netCDF output (t = 0 vorticity from the t0 companion)",
-            "fortran": {"run": _provenance(reference.path), "t0": _provenance(t0_folder)}}
+            "fortran": {"run": run_provenance(reference.path), "t0": run_provenance(t0_folder)}}
     arrays: dict[str, np.ndarray] = {
         "hours": np.array(hours, dtype=np.float64),
         "surface": start.surface,
@@ -643,7 +643,7 @@ def extract_3d_run(reference: FV3Reference, fields: dict[str, tuple[float, ...]]
                       "time over hours_<name>; tile 0..5 = FV3's tile1..6",
             "sources": [{"name": str(p.relative_to(reference.path)), "path": str(p.resolve()),
                          "sha256": sha256(p)} for p in sources],
-            "fortran": {"run": _provenance(reference.path), "t0": _provenance(t0_folder)}}
+            "fortran": {"run": run_provenance(reference.path), "t0": run_provenance(t0_folder)}}
     return {
         "ak": restart["ak"], "bk": restart["bk"], "ptop": np.array(restart["ak"][0]),
         "zsurf": static["zsurf"], "phis": restart["phis"], "area": grid.area, "lon": grid.lon,
@@ -749,7 +749,7 @@ def _run_files(reference: FV3Reference, t0: Path) -> list[Path]:
     return files
 
 
-def _provenance(folder: Path) -> dict[str, str]:
+def run_provenance(folder: Path) -> dict[str, str]:
     """``provenance.txt`` of a run folder (run.sh: command, build), ``{}`` without one."""
     path = folder / "provenance.txt"
     if not path.is_file():
