@@ -53,13 +53,13 @@ class FortranCase:
                 f"{24 * self.days} 0. .F. {self.levels} {self.test_case}")  # fmt: skip
 
 
-def check_executables(exe: Path, mpirun: Path) -> None:
+def check_executables(exe: Path, mpirun: Path, build: str = "DYCORE=hydrostatic "
+                      "benchmarks/fortran_fv3/build.sh", exe_option: str = "--fortran-exe") -> None:
     """A :class:`BenchmarkError` naming the option whose file is missing."""
-    for path, what in ((exe, "--fortran-exe"), (mpirun, "--fortran-mpirun")):
+    for path, what in ((exe, exe_option), (mpirun, "--fortran-mpirun")):
         if not path.is_file():
             raise BenchmarkError(f"{what} {path} does not exist (build the Fortran model with "
-                                 "DYCORE=hydrostatic benchmarks/fortran_fv3/build.sh, or pass "
-                                 "--no-peer)")  # fmt: skip
+                                 f"{build}, or pass --no-peer)")  # fmt: skip
 
 
 def case_for(config: Any, days: int) -> FortranCase:
@@ -102,8 +102,6 @@ def run_fortran(config: Any, exe: Path, mpirun: Path, days: int, ranks: int = 6,
                 timeout: float = 3600.0) -> dict[str, Any]:  # fmt: skip
     """Run GFDL's Fortran FV3 on ``config``'s case for ``days`` and return its step time per
     large step (``FV_DYNAMICS`` and ``MAIN: time loop`` clocks) with its provenance."""
-    from fv3core.validation.extract import run_provenance
-
     check_executables(exe, mpirun)
     case = case_for(config, days)
     with tempfile.TemporaryDirectory(prefix="stratoflow-fortran-") as tmp:
@@ -115,20 +113,37 @@ def run_fortran(config: Any, exe: Path, mpirun: Path, days: int, ranks: int = 6,
                                              for k, (a, b) in differs.items()))  # fmt: skip
         out_dir = Path(tmp) / "run"
         log.info("Fortran FV3: %s, %d day(s) on %d ranks", case.name, days, ranks)
-        cmd = ["bash", str(SCRIPTS / "run.sh"), str(case_dir), str(out_dir), str(ranks)]
-        try:
-            done = subprocess.run(cmd, env=_env(FV3_EXE=str(exe), MPIRUN=str(mpirun)),
-                                  capture_output=True, text=True, timeout=timeout, check=False)  # fmt: skip
-        except subprocess.TimeoutExpired as e:
-            raise BenchmarkError(f"the Fortran run {case.name} took over {timeout:.0f} s") from e
-        if done.returncode != 0:
-            tail = (out_dir / "stderr.txt").read_text(errors="replace")[-1500:] \
-                if (out_dir / "stderr.txt").is_file() else done.stderr[-1500:]
-            raise BenchmarkError(f"the Fortran run {case.name} failed (run.sh exit "
-                                 f"{done.returncode}):\n{tail}")  # fmt: skip
-        run = read_run(out_dir)
-        provenance = run_provenance(out_dir)
+        run, provenance = run_case(case_dir, out_dir, ranks, exe, mpirun, timeout)
     return summarize(run, case, exe, provenance)
+
+
+def run_case(case_dir: Path, out_dir: Path, ranks: int, exe: Path, mpirun: Path,
+             timeout: float) -> tuple[FortranRun, dict[str, str]]:  # fmt: skip
+    """Run ``exe`` on ``case_dir``'s inputs with ``run.sh`` into ``out_dir``: the run's clocks
+    and its ``provenance.txt``; a :class:`BenchmarkError` with the model's stderr if it fails."""
+    from fv3core.validation.extract import run_provenance
+
+    cmd = ["bash", str(SCRIPTS / "run.sh"), str(case_dir), str(out_dir), str(ranks)]
+    try:
+        done = subprocess.run(cmd, env=_env(FV3_EXE=str(exe), MPIRUN=str(mpirun)),
+                              capture_output=True, text=True, timeout=timeout, check=False)  # fmt: skip
+    except subprocess.TimeoutExpired as e:
+        raise BenchmarkError(f"the Fortran run {case_dir.name} took over {timeout:.0f} s") from e
+    if done.returncode != 0:
+        err = out_dir / "stderr.txt"
+        tail = err.read_text(errors="replace")[-1500:] if err.is_file() else done.stderr[-1500:]
+        raise BenchmarkError(f"the Fortran run {case_dir.name} failed (run.sh exit "
+                             f"{done.returncode}):\n{tail}")  # fmt: skip
+    return read_run(out_dir), run_provenance(out_dir)
+
+
+#: the lines of a run's ``provenance.txt`` a benchmark JSON keeps
+PROVENANCE_KEYS = ("fv3", "fms", "compiler", "mpi", "exe_sha256", "fv3_flags")
+
+
+def build_provenance(provenance: dict[str, str]) -> dict[str, str]:
+    """What built the executable of a run (the :data:`PROVENANCE_KEYS` of its provenance)."""
+    return {k: provenance[k] for k in PROVENANCE_KEYS if k in provenance}
 
 
 def summarize(run: FortranRun, case: FortranCase, exe: Path,
@@ -142,9 +157,7 @@ def summarize(run: FortranRun, case: FortranCase, exe: Path,
             "clocks": {name: {"seconds": c.seconds, "stdout_line": c.line}
                        for name, c in run.clocks.items()},
             "wall_ms": int(provenance.get("wall_ms", "0")),
-            "provenance": {k: provenance[k] for k in ("fv3", "fms", "compiler", "mpi",
-                                                      "exe_sha256", "fv3_flags")
-                           if k in provenance}}  # fmt: skip
+            "provenance": build_provenance(provenance)}  # fmt: skip
 
 
 def _env(**extra: str) -> dict[str, str]:

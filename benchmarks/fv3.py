@@ -47,6 +47,7 @@ from benchmarks.common import (
     write_markdown,
 )
 from benchmarks.fortran_baroclinic import DEFAULT_MPIRUN as FORTRAN_MPIRUN
+from benchmarks.fortran_baroclinic import check_executables
 from benchmarks.fortran_reference import DEFAULT_RUN, read_run
 from benchmarks.fv3_mpi import fv3_mpi, mpi_python, one_thread_env
 
@@ -93,6 +94,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "scheme with, on its own namelist (default ../shared/fv3-reference/tc2_C48_d5)")
     p.add_argument("--no-peer", dest="fortran_run", action="store_const", const=None,
                    help="skip the comparison with the Fortran run")
+    p.add_argument("--fortran-sw-exe", type=Path, default=None,
+                   help="GFDL's Fortran FV3 shallow-water executable (benchmarks/fortran_fv3/"
+                   "build.sh) to rerun --fortran-run's inputs with on this machine, before and "
+                   "after fv3core's FV3-scheme timings: the ratio is then to the rerun's clock, "
+                   "and the stored run's is shown for context (default "
+                   "/work/fortran_fv3/bin/fv3_sw.x when it exists, else the stored clock alone)")
     p.add_argument("--fortran-exe", type=Path, default=None,
                    help="--case baroclinic: GFDL's Fortran FV3 hydrostatic executable to run "
                    "on the same case in the same run (DYCORE=hydrostatic "
@@ -100,8 +107,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "/work/fortran_fv3_hydro/bin/fv3_hydro.x when it exists, else no Fortran "
                    "row); --no-peer skips it")
     p.add_argument("--fortran-mpirun", type=Path, default=FORTRAN_MPIRUN,
-                   help="--case baroclinic: the Open MPI mpirun the Fortran model was built "
-                   "with (default /usr/bin/mpirun)")
+                   help="the Open MPI mpirun the Fortran models were built with (default "
+                   "/usr/bin/mpirun)")
     p.add_argument("--fortran-days", type=int, default=1,
                    help="--case baroclinic: length of the Fortran run in days; its FV_DYNAMICS "
                    "clock is divided by its large steps (default 1)")
@@ -414,6 +421,9 @@ def command_line(args: argparse.Namespace) -> str:
     if args.fortran_run is not None:
         parts += ["--fortran-run", shown_path(args.fortran_run), "--peer-repeats",
                   str(args.peer_repeats)]  # fmt: skip
+        sw_exe = fortran_sw_exe(args)
+        if sw_exe is not None:
+            parts += ["--fortran-sw-exe", shown_path(sw_exe)]
     else:
         parts += ["--no-peer"]
     parts += ["--weak-layouts", *map(str, args.weak_layouts)]
@@ -436,6 +446,10 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                              "and memory runs use the Fortran reference run's namelist; pass "
                              "--fortran-run DIR, or --no-peer --weak-layouts --memory-resolutions "
                              "(no values) to skip them")  # fmt: skip
+    sw_exe = fortran_sw_exe(args)
+    if sw_exe is not None:  # before the long part: a missing executable fails at once
+        check_executables(sw_exe, args.fortran_mpirun, build="benchmarks/fortran_fv3/build.sh",
+                          exe_option="--fortran-sw-exe")  # fmt: skip
     backends = ["numpy"] + [b for b in args.backends if b != "numpy"]
     stream = stream_triad()
     results: dict[str, Any] = {}
@@ -518,8 +532,9 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     done: dict[tuple[int, int], dict[str, Any]] = {}
     run_dir = args.fortran_run
     if run_dir is not None:
+        rerun = None if sw_exe is None else (sw_exe, args.fortran_mpirun)
         payload["fortran_peer"] = fortran_peer(run_dir, best_backend, args.peer_repeats,
-                                               mpi=bool(args.mpi_ranks))  # fmt: skip
+                                               mpi=bool(args.mpi_ranks), rerun=rerun)  # fmt: skip
         for row in payload["fortran_peer"]["rows"]:
             if row["processes"] > 1:
                 done[(row["resolution"], row["layout"])] = row
@@ -583,28 +598,55 @@ def fv3_in_process(config: Any, repeats: int) -> dict[str, Any]:
             "halo_s": halo, "halo_share": halo / t.median_s, "dt_atmos": dt}  # fmt: skip
 
 
-def fortran_peer(run_dir: Path, backend: str, repeats: int, mpi: bool) -> dict[str, Any]:
+def fortran_sw_exe(args: argparse.Namespace) -> Path | None:
+    """The shallow-water executable to rerun the Fortran run with: ``--fortran-sw-exe``, else
+    the default build's when it exists; None with ``--no-peer`` or when none is built."""
+    from benchmarks.fortran_rerun import DEFAULT_SW_EXE
+
+    if args.fortran_run is None:
+        return None
+    if args.fortran_sw_exe is not None:
+        return args.fortran_sw_exe
+    return DEFAULT_SW_EXE if DEFAULT_SW_EXE.is_file() else None
+
+
+def fortran_peer(run_dir: Path, backend: str, repeats: int, mpi: bool,
+                 rerun: tuple[Path, Path] | None = None) -> dict[str, Any]:  # fmt: skip
     """Our step of FV3's scheme on the Fortran run's own namelist (C<N>, ``dt_atmos``,
     ``n_split``), under ``mpiexec -n 6`` (``mpi``) and with the 6 ranks in this process, next
-    to the Fortran run's ``FV_DYNAMICS`` clock per acoustic step (both exclude diagnostics)."""
-    from benchmarks.fortran_reference import read_run
+    to the Fortran ``FV_DYNAMICS`` clock per acoustic step (both exclude diagnostics).
 
-    fortran = read_run(run_dir)
-    config = fv3_config(fortran.namelist, backend)
-    reference_s = fortran.per_acoustic_step("FV_DYNAMICS")
+    With ``rerun`` (the shallow-water executable and its ``mpirun``) the Fortran model reruns
+    the run's inputs here before and after our timings, and the ratio is to the mean of the
+    two reruns' clocks; the stored run's clock stays in ``stored_reference``. Without it the
+    ratio is to the stored run's clock."""
+    from benchmarks.fortran_reference import read_run
+    from benchmarks.fortran_rerun import rerun_reference
+
+    stored = read_run(run_dir)
+    config = fv3_config(stored.namelist, backend)
+    reruns = [rerun_reference(run_dir, *rerun)] if rerun else []
     rows = []
     local = fv3_in_process(config, repeats)
     if mpi:
         row = fv3_mpi(config, repeats)
         rows.append({"label": f"mpiexec -n {row['ranks']}", "processes": row["ranks"], **row})
+    if rerun:
+        reruns.append(rerun_reference(run_dir, *rerun))
+    clocks = [r["run"]["per_acoustic_step_s"]["FV_DYNAMICS"] for r in reruns]
+    reference_s = float(np.mean(clocks)) if reruns else stored.per_acoustic_step("FV_DYNAMICS")
     rows.append({"label": "6 ranks in one process", "processes": 1, "ranks": 6,
                  "resolution": config.resolution, "layout": 1, "n_split": config.n_split,
                  "backend": backend, "acoustic_step_s": local["step_s"] / config.n_split,
                  **local})  # fmt: skip
     for row in rows:
         row["ratio_vs_fortran"] = row["acoustic_step_s"] / reference_s
-    return {"fortran": fortran.to_json(), "fortran_acoustic_step_s": reference_s,
-            "rows": rows}  # fmt: skip
+    out = {"fortran": reruns[0]["run"] if reruns else stored.to_json(),
+           "fortran_acoustic_step_s": reference_s, "rows": rows}  # fmt: skip
+    if reruns:
+        out["reruns"] = reruns
+        out["stored_reference"] = stored.to_json()
+    return out
 
 
 def weak_scaling(run_dir: Path, backend: str, per_rank: int, layouts: list[int], repeats: int,
@@ -736,25 +778,40 @@ def _step_section(payload: dict[str, Any]) -> list[str]:
     return md
 
 
+def _fortran_rows(f: dict[str, Any], label: str, reference: bool) -> list[list[str]]:
+    """The ``FV_DYNAMICS`` and ``MAIN: time loop`` rows of one Fortran run (JSON of
+    :meth:`FortranRun.to_json`)."""
+    per = f["per_acoustic_step_s"]
+    return [
+        [f"GFDL Fortran FV3, {label}, `FV_DYNAMICS` clock", f"{f['ranks']} MPI", "gfortran -O2",
+         f"{1e3 * per['FV_DYNAMICS'] * f['n_split']:.2f}", f"**{1e3 * per['FV_DYNAMICS']:.2f}**",
+         "", "1 (reference)" if reference else ""],
+        [f"GFDL Fortran FV3, {label}, `MAIN: time loop` (diagnostics and output included)",
+         f"{f['ranks']} MPI", "gfortran -O2", f"{1e3 * per['MAIN: time loop'] * f['n_split']:.2f}",
+         f"{1e3 * per['MAIN: time loop']:.2f}", "", ""],
+    ]  # fmt: skip
+
+
 def _peer_section(peer: dict[str, Any]) -> list[str]:
-    f = peer["fortran"]
+    reruns = peer.get("reruns") or []
+    f = peer.get("stored_reference") or peer["fortran"]
     clocks = f["clocks"]
     dyn, loop = clocks["FV_DYNAMICS"], clocks["MAIN: time loop"]
-    per = f["per_acoustic_step_s"]
-    rows = [
-        ["GFDL Fortran FV3, `FV_DYNAMICS` clock", f"{f['ranks']} MPI", "gfortran -O2",
-         f"{1e3 * per['FV_DYNAMICS'] * f['n_split']:.1f}", f"**{1e3 * per['FV_DYNAMICS']:.1f}**",
-         "", "1 (reference)"],
-        ["GFDL Fortran FV3, `MAIN: time loop` (diagnostics and output included)",
-         f"{f['ranks']} MPI", "gfortran -O2", f"{1e3 * per['MAIN: time loop'] * f['n_split']:.1f}",
-         f"{1e3 * per['MAIN: time loop']:.1f}", "", ""],
-    ]  # fmt: skip
+    rows: list[list[str]] = []
+    for when, rerun in zip(("before", "after"), reruns):
+        rows += _fortran_rows(rerun["run"], f"rerun here {when} ours", reference=False)
+    if reruns:
+        rows.append(["GFDL Fortran FV3, the reruns' mean `FV_DYNAMICS`", f"{f['ranks']} MPI",
+                     "gfortran -O2", f"{1e3 * peer['fortran_acoustic_step_s'] * f['n_split']:.2f}",
+                     f"**{1e3 * peer['fortran_acoustic_step_s']:.2f}**", "", "1 (reference)"])  # fmt: skip
+    rows += _fortran_rows(f, "the stored run" if reruns else "the stored run, reference",
+                          reference=not reruns)  # fmt: skip
     for r in peer["rows"]:
         rows.append([f"fv3core, FV3 scheme, {r['label']}",
                      f"{r['ranks']} ({r['processes']} process{'es' if r['processes'] > 1 else ''})",
-                     r["backend"], f"{1e3 * r['step_s']:.1f}", f"**{1e3 * r['acoustic_step_s']:.1f}**",
+                     r["backend"], f"{1e3 * r['step_s']:.1f}", f"**{1e3 * r['acoustic_step_s']:.2f}**",
                      f"{100 * r['halo_share']:.0f}%", f"**{r['ratio_vs_fortran']:.2f}x**"])  # fmt: skip
-    return [
+    md = [
         f"## FV3's scheme against GFDL's Fortran FV3: TC2 C{f['resolution']}, one acoustic step",
         "",
         f"The same configuration on both sides: Fortran run `{f['run']}` "
@@ -771,17 +828,38 @@ def _peer_section(peer: dict[str, Any]) -> list[str]:
         "norms every 6 h, netCDF output) is shown for context. Ratio: our acoustic step / "
         "Fortran's (< 1: faster).",
         "",
+    ]
+    if reruns:
+        diffs = [r["output_vs_reference"] for r in reruns]
+        same = all(d["identical"] for d in diffs)
+        md += [
+            f"The Fortran model (`{reruns[0]['exe']}`, built by `benchmarks/fortran_fv3/"
+            "build.sh`) reran the stored run's inputs on this machine in this benchmark run, "
+            "once before and once after fv3core's timings; the ratio is to the mean of the two "
+            "reruns' clocks. Their output "
+            + ("equals the stored run's bit for bit" if same else "differs from the stored run's")
+            + f" ({diffs[0]['variables']} variables of {diffs[0]['files']} `atmos_out` tile "
+            f"files, largest absolute difference {max(d['max_abs_difference'] for d in diffs):g}"
+            + (f"; missing: {', '.join(diffs[0]['missing'])}" if diffs[0]["missing"] else "")
+            + ("), so they are the stored run's model; its clock is shown for context." if same
+               else "): the table's reference is a build that is not the stored run's model."),
+            "",
+        ]  # fmt: skip
+    md += [
         markdown_table(["run", "ranks", "build", "large step (ms)", "acoustic step (ms)",
                         "halo share", "vs Fortran"], rows),  # fmt: skip
         "",
-        f"Provenance of the Fortran figures: `{shown_path(f['stdout'])}` line {dyn['line']} (`FV_DYNAMICS` "
-        f"{dyn['seconds']:g} s, root PE's `fv_timing` block) and line {loop['line']} (`MAIN: "
-        f"time loop` tmax {loop['seconds']:g} s over {f['ranks']} PEs, `mpp_clock` table); "
-        "step counts from the namelist. The Fortran run and ours ran at different times on "
-        "machines of the same kind (2 cores, 6 ranks oversubscribed), so the ratio carries the "
-        "noise of two shared machines.",
+        f"Provenance of the stored Fortran figures: `{shown_path(f['stdout'])}` line {dyn['line']} "
+        f"(`FV_DYNAMICS` {dyn['seconds']:g} s, root PE's `fv_timing` block) and line "
+        f"{loop['line']} (`MAIN: time loop` tmax {loop['seconds']:g} s over {f['ranks']} PEs, "
+        "`mpp_clock` table); step counts from the namelist. "
+        + ("The reruns' figures come from the same two tables of their own stdout (kept in the "
+           "JSON with their line numbers)." if reruns else
+           "The stored run and ours ran at different times on different machines, so the "
+           "ratio carries the noise of two shared machines."),
         "",
-    ]
+    ]  # fmt: skip
+    return md
 
 
 def _weak_section(rows: list[dict[str, Any]], machine: dict[str, Any]) -> list[str]:

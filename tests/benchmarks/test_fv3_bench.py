@@ -184,7 +184,7 @@ def test_markdown_from_a_fake_json(tmp_path) -> None:
     payload = _fake_payload()
     text = markdown(json.loads(json.dumps(payload)))
     assert "| numpy | 100.0 | 1.0x |" in text
-    assert "**0.75x**" in text and "**40.0**" in text and "/ref/tc2_C48_d5/stdout.txt` line 704" in text
+    assert "**0.75x**" in text and "**40.00**" in text and "/ref/tc2_C48_d5/stdout.txt` line 704" in text
     assert "Oversubscribed" in text and "| C96 | 2 | 24 | 2304 | 8 | 120.0 | 25% | 0.25 | 270 |" in text
     assert "| C192 | 6 | 3 | 812 | 811 | 1500 |" in text
     assert "stratoflow run" in text and "**250 MB**" in text
