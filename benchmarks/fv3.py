@@ -136,7 +136,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="also time every stencil launch, summed per stencil, twice: inside the "
                    "step (median of 10 steps) and warm (each repeated in place on its recorded "
                    "arguments); the difference is what the step's sequence costs each launch "
-                   "(mostly its code starting cold, also its fields)")
+                   "(mostly its code starting cold, also its fields); --case baroclinic: every "
+                   "stencil call of 3 large steps, timed where it runs, per stencil")
     p.add_argument("--markdown", type=Path, default=DOCS_BENCH / "fv3core.md",
                    help="Markdown table to write (default docs/benchmarks/fv3core.md)")
 

@@ -170,6 +170,9 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     base = results["numpy"]["step_s"]
     for r in results.values():
         r["speedup_vs_numpy"] = base / r["step_s"]
+    if args.kernels:  # after the timed steps: these steps run the models on
+        for backend, model in models.items():
+            results[backend]["kernels"] = stencil_times(model, KERNEL_STEPS)
     peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: kB
     best = min(results, key=lambda b: results[b]["step_s"])
     best_config = models[best].config
@@ -199,6 +202,61 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         if "mpi" in payload:
             payload["mpi"]["ratio_vs_fortran"] = payload["mpi"]["step_s"] / fortran["step_s"]
     return payload
+
+
+#: large steps whose stencil calls ``--kernels`` times
+KERNEL_STEPS = 3
+#: stencils shown in the ``--kernels`` table (the best backend's slowest)
+KERNEL_ROWS = 20
+
+
+def stencil_times(model: BaroclinicStep, steps: int) -> dict[str, Any]:
+    """Per stencil name, its calls and seconds per large step, the mean over ``steps`` steps
+    (:func:`stencils.launch.stencil_call_times`: every call, bound or not), slowest first; and
+    the share of those steps' wall time spent in stencil calls."""
+    import time
+
+    from stencils.launch import stencil_call_times
+
+    totals: dict[str, list[float]] = {}
+    start = time.perf_counter()
+    for _ in range(steps):
+        for name, (calls, seconds) in stencil_call_times(model.step).items():
+            entry = totals.setdefault(name, [0.0, 0.0])
+            entry[0] += calls / steps
+            entry[1] += seconds / steps
+    step_s = (time.perf_counter() - start) / steps
+    per_stencil = {name: {"calls_per_step": c, "seconds_per_step": t}
+                   for name, (c, t) in sorted(totals.items(), key=lambda kv: -kv[1][1])}  # fmt: skip
+    in_stencils = sum(e["seconds_per_step"] for e in per_stencil.values())
+    return {"steps": steps, "step_s": step_s, "stencil_share": in_stencils / step_s,
+            "stencils": per_stencil}  # fmt: skip
+
+
+def _kernel_section(payload: dict[str, Any]) -> list[str]:
+    timed = {b: r["kernels"] for b, r in payload["backends"].items() if r.get("kernels")}
+    best = min(timed, key=lambda b: timed[b]["step_s"])
+    names = list(timed[best]["stencils"])[:KERNEL_ROWS]
+    rows = []
+    for name in names:
+        row = [f"`{name}`", f"{timed[best]['stencils'][name]['calls_per_step']:.0f}"]
+        for k in timed.values():
+            e = k["stencils"].get(name)
+            row.append(f"{1e3 * e['seconds_per_step']:.1f} ({100 * e['seconds_per_step'] / k['step_s']:.0f}%)"
+                       if e else "")  # fmt: skip
+        rows.append(row)
+    rows.append(["**all stencils**", f"{sum(e['calls_per_step'] for e in timed[best]['stencils'].values()):.0f}",
+                 *(f"**{1e3 * k['step_s'] * k['stencil_share']:.0f} ({100 * k['stencil_share']:.0f}%)**"
+                   for k in timed.values())])  # fmt: skip
+    return [
+        f"Where a step's time goes (`--kernels`): every stencil call of {timed[best]['steps']} "
+        "large steps timed where it runs (bound or not; `stencils.launch.stencil_call_times`), "
+        "ms per step with its share of those steps' wall time; the rest is halo updates, "
+        f"corner copies and Python. The {KERNEL_ROWS} slowest stencils on {best}:",
+        "",
+        markdown_table(["stencil", "calls per step", *(f"{b} ms (share)" for b in timed)], rows),
+        "",
+    ]
 
 
 def markdown(payload: dict[str, Any]) -> str:
@@ -233,6 +291,8 @@ def markdown(payload: dict[str, Any]) -> str:
         "backend's model in one process).",
         "",
     ]
+    if any(r.get("kernels") for r in payload["backends"].values()):
+        lines += _kernel_section(payload)
     if payload.get("mpi"):
         m = payload["mpi"]
         lines += [f"Under `mpiexec -n {m['ranks']}` ({m['backend']}, 1 thread per rank, "

@@ -16,7 +16,7 @@ def test_bench_fv3_baroclinic_writes_json_and_its_markdown_block(tmp_path) -> No
     md.write_text("# fv3core\n\nhand-written text\n")
     assert main(["bench", "fv3", "--case", "baroclinic", "--resolution", "8", "--levels", "30",
                  "--backends", "numpy", "--repeats", "2", "--mpi-ranks", "0", "--no-peer",
-                 "--json", str(out), "--markdown", str(md)]) == 0  # fmt: skip
+                 "--kernels", "--json", str(out), "--markdown", str(md)]) == 0  # fmt: skip
     data = json.loads(out.read_text())
     assert (data["case"], data["resolution"], data["levels"], data["k_split"]) == (
         "baroclinic", 8, 30, 2)  # fmt: skip
@@ -28,9 +28,20 @@ def test_bench_fv3_baroclinic_writes_json_and_its_markdown_block(tmp_path) -> No
     # dyn_core, tracers and remapping hold some tens of them per rank
     field_mb = 30 * 14 * 14 * 8 / 1e6
     assert 20 * field_mb < r["storage_MB_per_rank"] < 300 * field_mb
+    # --kernels: every stencil call of 3 steps; on numpy the stencils are most of the step, the
+    # x and y sweeps of a2b_ord4 run equally often, and the slowest stencil comes first
+    k = r["kernels"]
+    assert k["steps"] == 3 and 0.5 < k["stencil_share"] <= 1.0
+    stencils = k["stencils"]
+    assert stencils["a2b_ord4_x"]["calls_per_step"] == stencils["a2b_ord4_y"]["calls_per_step"] > 0
+    assert {"geopotential", "xppm_inner", "map_layers"} <= set(stencils)
+    times = [e["seconds_per_step"] for e in stencils.values()]
+    assert times == sorted(times, reverse=True)
     text = md.read_text()
     assert text.startswith("# fv3core\n\nhand-written text\n")
     assert "<!-- baroclinic:start -->" in text and "C8 L30" in text and "| numpy |" in text
+    first = next(iter(stencils))
+    assert f"| `{first}` | {stencils[first]['calls_per_step']:.0f} |" in text
     assert "mpi" not in data and "fortran" not in data and "Fortran" not in text
     # --render-only rewrites the same block from the JSON alone
     md.write_text("# fv3core\n")

@@ -64,3 +64,30 @@ def test_stencil_major_order_takes_each_position_of_every_rank_in_turn() -> None
     assert stencil_major([]) == []
     with pytest.raises(ValueError, match=r"differ in length \[1, 2\]"):
         stencil_major([[print], [print, print]])
+
+
+def test_stencil_call_times_counts_every_way_of_calling_once() -> None:
+    """Reference: a clock that advances 1.0 per reading, and the calls made by hand: the
+    factory's stencil once directly, a frozen stencil twice (each goes through the factory's
+    stencil: counted once, at the outermost call) and a bound launch three times: 6 calls of
+    one name, 1 s each; the classes' ``__call__`` are restored afterwards."""
+    from stencils.launch import FrozenStencil, stencil_call_times
+
+    stencil = StencilFactory("numpy")(dd.corner_laplacian_damping)
+    bounds = {"origin": (H, H, 0), "domain": (N + 1, N + 1, 2)}
+    fields = _inputs("numpy", np.random.default_rng(1))
+    frozen = FrozenStencil(stencil, bounds["origin"], bounds["domain"])
+    bound = frozen.bind(nu4=0.7, **fields)
+    originals = (type(stencil).__call__, FrozenStencil.__call__, BoundStencil.__call__)
+    ticks = iter(range(100))
+
+    def run() -> None:
+        stencil(nu4=0.7, **bounds, **fields)
+        for _ in range(2):
+            frozen(nu4=0.7, **fields)
+        for _ in range(3):
+            bound()
+
+    times = stencil_call_times(run, clock=lambda: float(next(ticks)))
+    assert times == {stencil.name: (6, 6.0)}
+    assert (type(stencil).__call__, FrozenStencil.__call__, BoundStencil.__call__) == originals
