@@ -422,7 +422,7 @@ def command_line(args: argparse.Namespace) -> str:
     if args.fortran_run is not None:
         parts += ["--fortran-run", shown_path(args.fortran_run), "--peer-repeats",
                   str(args.peer_repeats)]  # fmt: skip
-        sw_exe = fortran_sw_exe(args)
+        sw_exe = fortran_sw_exe(args, warn=False)
         if sw_exe is not None:
             parts += ["--fortran-sw-exe", shown_path(sw_exe)]
     else:
@@ -599,16 +599,21 @@ def fv3_in_process(config: Any, repeats: int) -> dict[str, Any]:
             "halo_s": halo, "halo_share": halo / t.median_s, "dt_atmos": dt}  # fmt: skip
 
 
-def fortran_sw_exe(args: argparse.Namespace) -> Path | None:
+def fortran_sw_exe(args: argparse.Namespace, warn: bool = True) -> Path | None:
     """The shallow-water executable to rerun the Fortran run with: ``--fortran-sw-exe``, else
-    the default build's when it exists; None with ``--no-peer`` or when none is built."""
+    the default build's when it exists; None with ``--no-peer`` or when none is built (logged
+    with ``warn``)."""
     from benchmarks.fortran_rerun import DEFAULT_SW_EXE
 
     if args.fortran_run is None:
         return None
     if args.fortran_sw_exe is not None:
         return args.fortran_sw_exe
-    return DEFAULT_SW_EXE if DEFAULT_SW_EXE.is_file() else None
+    if DEFAULT_SW_EXE.is_file() or not warn:
+        return DEFAULT_SW_EXE if DEFAULT_SW_EXE.is_file() else None
+    log.warning("no Fortran rerun: %s is not built (benchmarks/fortran_fv3/build.sh), or pass "
+                "--fortran-sw-exe; the ratio is to the stored run's clock", DEFAULT_SW_EXE)  # fmt: skip
+    return None
 
 
 def fortran_peer(run_dir: Path, backend: str, repeats: int, mpi: bool,
