@@ -212,11 +212,11 @@ KERNEL_ROWS = 20
 
 def stencil_times(model: BaroclinicStep, steps: int) -> dict[str, Any]:
     """Per stencil name, its calls and seconds per large step, the mean over ``steps`` steps
-    (:func:`stencils.launch.stencil_call_times`: every call, bound or not), slowest first; and
+    (:func:`stencils.profiling.stencil_call_times`: every call, bound or not), slowest first; and
     the share of those steps' wall time spent in stencil calls."""
     import time
 
-    from stencils.launch import stencil_call_times
+    from stencils.profiling import stencil_call_times
 
     totals: dict[str, list[float]] = {}
     start = time.perf_counter()
@@ -250,7 +250,7 @@ def _kernel_section(payload: dict[str, Any]) -> list[str]:
                    for k in timed.values())])  # fmt: skip
     return [
         f"Where a step's time goes (`--kernels`): every stencil call of {timed[best]['steps']} "
-        "large steps timed where it runs (bound or not; `stencils.launch.stencil_call_times`), "
+        "large steps timed where it runs (bound or not; `stencils.profiling.stencil_call_times`), "
         "ms per step with its share of those steps' wall time; the rest is halo updates, "
         f"corner copies and Python. The {KERNEL_ROWS} slowest stencils on {best}:",
         "",

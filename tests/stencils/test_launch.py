@@ -71,7 +71,8 @@ def test_stencil_call_times_counts_every_way_of_calling_once() -> None:
     factory's stencil once directly, a frozen stencil twice (each goes through the factory's
     stencil: counted once, at the outermost call) and a bound launch three times: 6 calls of
     one name, 1 s each; the classes' ``__call__`` are restored afterwards."""
-    from stencils.launch import FrozenStencil, stencil_call_times
+    from stencils.launch import FrozenStencil
+    from stencils.profiling import stencil_call_times
 
     stencil = StencilFactory("numpy")(dd.corner_laplacian_damping)
     bounds = {"origin": (H, H, 0), "domain": (N + 1, N + 1, 2)}
