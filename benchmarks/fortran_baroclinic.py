@@ -62,6 +62,19 @@ def check_executables(exe: Path, mpirun: Path, build: str = "DYCORE=hydrostatic 
                                  f"{build}, or pass --no-peer)")  # fmt: skip
 
 
+def chosen_executable(given: Path | None, default: Path, option: str, build: str,
+                      warn: bool = True) -> Path | None:  # fmt: skip
+    """``given`` (the ``option``'s value), else ``default`` when it is built; None (logged
+    with ``warn``, naming the ``build`` command and the option) when neither is."""
+    if given is not None:
+        return given
+    if default.is_file():
+        return default
+    if warn:
+        log.warning("no Fortran run: %s is not built (%s), or pass %s", default, build, option)
+    return None
+
+
 def case_for(config: Any, days: int) -> FortranCase:
     """The Fortran case of the benchmarked ``FV3Config`` (``--case baroclinic``)."""
     if days < 1:

@@ -47,7 +47,7 @@ from benchmarks.common import (
     write_markdown,
 )
 from benchmarks.fortran_baroclinic import DEFAULT_MPIRUN as FORTRAN_MPIRUN
-from benchmarks.fortran_baroclinic import check_executables
+from benchmarks.fortran_baroclinic import check_executables, chosen_executable
 from benchmarks.fortran_reference import DEFAULT_RUN, read_run
 from benchmarks.fv3_mpi import fv3_mpi, mpi_python, one_thread_env
 
@@ -601,19 +601,14 @@ def fv3_in_process(config: Any, repeats: int) -> dict[str, Any]:
 
 def fortran_sw_exe(args: argparse.Namespace, warn: bool = True) -> Path | None:
     """The shallow-water executable to rerun the Fortran run with: ``--fortran-sw-exe``, else
-    the default build's when it exists; None with ``--no-peer`` or when none is built (logged
-    with ``warn``)."""
+    the default build's when it exists; None with ``--no-peer`` or when none is built (then the
+    ratio is to the stored run's clock; logged with ``warn``)."""
     from benchmarks.fortran_rerun import DEFAULT_SW_EXE
 
     if args.fortran_run is None:
         return None
-    if args.fortran_sw_exe is not None:
-        return args.fortran_sw_exe
-    if DEFAULT_SW_EXE.is_file() or not warn:
-        return DEFAULT_SW_EXE if DEFAULT_SW_EXE.is_file() else None
-    log.warning("no Fortran rerun: %s is not built (benchmarks/fortran_fv3/build.sh), or pass "
-                "--fortran-sw-exe; the ratio is to the stored run's clock", DEFAULT_SW_EXE)  # fmt: skip
-    return None
+    return chosen_executable(args.fortran_sw_exe, DEFAULT_SW_EXE, "--fortran-sw-exe",
+                             "benchmarks/fortran_fv3/build.sh", warn)  # fmt: skip
 
 
 def fortran_peer(run_dir: Path, backend: str, repeats: int, mpi: bool,

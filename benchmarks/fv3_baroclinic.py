@@ -108,17 +108,12 @@ def run(args: argparse.Namespace) -> int:
 def fortran_exe(args: argparse.Namespace) -> Path | None:
     """The Fortran executable to compare with: ``--fortran-exe``, else the default build's
     when it exists; None with ``--no-peer`` or when none is built (logged)."""
-    from benchmarks.fortran_baroclinic import DEFAULT_EXE
+    from benchmarks.fortran_baroclinic import DEFAULT_EXE, chosen_executable
 
     if args.fortran_run is None:
         return None
-    if args.fortran_exe is not None:
-        return args.fortran_exe
-    if DEFAULT_EXE.is_file():
-        return DEFAULT_EXE
-    log.warning("no Fortran row: %s is not built (DYCORE=hydrostatic "
-                "benchmarks/fortran_fv3/build.sh), or pass --fortran-exe", DEFAULT_EXE)  # fmt: skip
-    return None
+    return chosen_executable(args.fortran_exe, DEFAULT_EXE, "--fortran-exe",
+                             "DYCORE=hydrostatic benchmarks/fortran_fv3/build.sh")  # fmt: skip
 
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:

@@ -111,3 +111,20 @@ def test_bench_with_mpi_and_fortran_rows(tmp_path) -> None:
     assert "Against GFDL's Fortran FV3 in the same run: C8 L30" in text
     assert "| GFDL Fortran FV3, `FV_DYNAMICS` clock | mpirun -np 6 (Open MPI) | 0.17 | 1.00x |" in text
     assert f"| fv3core numpy | mpiexec -n 6 (MPICH) | {mpi['step_s']:.2f} |" in text
+
+
+def test_the_executable_is_the_option_else_the_built_default(tmp_path, caplog) -> None:
+    """Reference: the three cases written out: an option's value wins even if missing (checked
+    later, by name); else the default build when the file exists; else None and a log line
+    naming the build command and the option (none with ``warn=False``)."""
+    from benchmarks.fortran_baroclinic import chosen_executable
+
+    built, absent = tmp_path / "fv3_sw.x", tmp_path / "none.x"
+    built.write_text("")
+    assert chosen_executable(absent, built, "--fortran-sw-exe", "build.sh") == absent
+    assert chosen_executable(None, built, "--fortran-sw-exe", "build.sh") == built
+    with caplog.at_level("WARNING"):
+        assert chosen_executable(None, absent, "--fortran-sw-exe", "build.sh") is None
+        assert chosen_executable(None, absent, "--fortran-sw-exe", "build.sh", warn=False) is None
+    assert [r.getMessage() for r in caplog.records] == [
+        f"no Fortran run: {absent} is not built (build.sh), or pass --fortran-sw-exe"]
