@@ -98,7 +98,7 @@ def test_the_peer_ratio_is_to_the_reruns(tmp_path) -> None:
     exe, mpirun = _fake_model(tmp_path, H)
     peer = fortran_peer(run, "numpy", repeats=1, mpi=False, rerun=(exe, mpirun))
     assert peer["fortran_acoustic_step_s"] == pytest.approx(8.0 / 144)
-    assert peer["stored_reference"]["per_acoustic_step_s"]["FV_DYNAMICS"] == pytest.approx(16.0 / 144)
+    assert peer["fortran"]["per_acoustic_step_s"]["FV_DYNAMICS"] == pytest.approx(16.0 / 144)
     (row,) = peer["rows"]
     assert row["ratio_vs_fortran"] == pytest.approx(row["acoustic_step_s"] / (8.0 / 144))
     payload = {**_fake_payload(), "fortran_peer": json.loads(json.dumps(peer))}
