@@ -17,6 +17,7 @@ import dataclasses
 import logging
 import resource
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -209,8 +210,6 @@ def stencil_times(model: BaroclinicStep, steps: int) -> dict[str, Any]:
     """Per stencil name, its calls and seconds per large step, the mean over ``steps`` steps
     (:func:`stencils.profiling.stencil_call_times`: every call, bound or not), slowest first; and
     the share of those steps' wall time spent in stencil calls."""
-    import time
-
     from stencils.profiling import stencil_call_times
 
     totals: dict[str, list[float]] = {}

@@ -108,3 +108,18 @@ def test_the_peer_ratio_is_to_the_reruns(tmp_path) -> None:
     assert "| GFDL Fortran FV3, the reruns' mean `FV_DYNAMICS` | 6 MPI | gfortran -O2 | 111.11 | **55.56** |  | 1 (reference) |" in text
     assert "| GFDL Fortran FV3, the stored run, `FV_DYNAMICS` clock | 6 MPI | gfortran -O2 | 222.22 | **111.11** |  |  |" in text
     assert "equals the stored run's bit for bit (2 variables of 1 `atmos_out` tile files" in text
+
+
+def test_missing_values_compare_equal_only_when_both_miss(tmp_path) -> None:
+    """Reference: NaN at the same place in both files is equal (difference 0); NaN on one side
+    only makes the largest difference NaN, and the files are not identical."""
+    nan_h = H.copy()
+    nan_h[1, 2, 3] = np.nan
+    a, b, c = (tmp_path / n for n in "abc")
+    for folder, h in ((a, nan_h), (b, nan_h), (c, H)):
+        folder.mkdir()
+        _tile(folder / "atmos_out.tile1.nc", h)
+    same = output_difference(b, a)
+    assert same["max_abs_difference"] == 0.0 and same["identical"]
+    one_sided = output_difference(c, a)
+    assert np.isnan(one_sided["max_abs_difference"]) and not one_sided["identical"]
