@@ -149,8 +149,11 @@ def run(args: argparse.Namespace) -> int:
             if args.max_minutes is not None and time.monotonic() - t_start > 60 * args.max_minutes:
                 log.warning("--max-minutes reached: not searching %s (rerun to resume)", name)
                 continue
-            with tqdm(total=len(space) + 1, desc=f"exhaustive {name}", unit="sched", disable=None) as bar:
-                tuner = Tuner(name, Evaluator(name, cfg), db, progress=bar.update)
+            with (
+                tqdm(total=len(space) + 1, desc=f"exhaustive {name}", unit="sched", disable=None) as bar,
+                Evaluator(name, cfg) as evaluator,
+            ):
+                tuner = Tuner(name, evaluator, db, progress=bar.update)
                 try:
                     if db.embedding(name, domain) is None:
                         tuner.profile(stream.triad_gbs)

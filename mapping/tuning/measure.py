@@ -1,11 +1,12 @@
-"""Evaluate schedules in child processes: parallel cached builds, then serial timed runs.
+"""Evaluate schedules in worker processes: parallel cached builds, then serial timed runs.
 
 Compilation is the expensive part (15-60 s per C++ build on two busy cores), so an evaluation
-is accounted as builds + runs. Builds of distinct artefacts run in up to ``jobs`` processes at
-once (safe: each has its own GT4Py cache entry, keyed by the schedule's build hash). Timed runs
-happen one process at a time, grouped by OpenMP environment, each with a timeout; a crash or
-timeout costs only the schedule being measured, which is retried alone once and then recorded
-as invalid.
+is accounted as builds + runs. Builds of distinct artefacts run in up to ``jobs`` long-lived
+build workers at once (safe: each has its own GT4Py cache entry, keyed by the schedule's build
+hash). Timed runs happen one at a time in a long-lived measuring worker per OpenMP environment
+(:mod:`mapping.tuning.serving`), each with a timeout; a crash or timeout costs only the schedule
+being measured, which is retried once in a fresh worker and then recorded as timed out (tried
+again by the next search).
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ from __future__ import annotations
 import json
 import logging
 import os
-import select
+import queue
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
+import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -27,6 +29,7 @@ from typing import Any
 
 from mapping.tuning.errors import TuningError
 from mapping.tuning.schedule import Schedule
+from mapping.tuning.serving import WorkerServer
 
 log = logging.getLogger(__name__)
 
@@ -122,7 +125,17 @@ TIMEOUT = "timeout"
 
 
 class Evaluator:
-    """Measures schedules of one stencil; ``evaluator(schedules)`` -> list of Evaluation."""
+    """Measures schedules of one stencil; ``evaluator(schedules)`` -> list of Evaluation.
+
+    Builds go to up to ``jobs`` long-lived build workers and timed runs to one long-lived
+    measuring worker per OpenMP environment (:class:`~mapping.tuning.serving.WorkerServer`; at
+    most :attr:`max_servers` alive, the least recently used closed first), so a search pays the
+    imports and the numpy reference run once per worker, not once per schedule. ``close()`` (or
+    ``with Evaluator(...) as ev``) ends them; they also end when the evaluator is collected.
+    """
+
+    #: measuring workers kept alive at once (one per OpenMP environment in use)
+    max_servers = 4
 
     def __init__(self, target: str, config: MeasureConfig | None = None) -> None:
         self.target = target
@@ -139,21 +152,44 @@ class Evaluator:
         self.last_stderr = ""
         self.builds = 0  # compilations actually paid
         self.runs = 0  # schedules measured
+        self.started = 0  # worker processes started
+        self._servers: OrderedDict[tuple[tuple[str, str], ...], WorkerServer] = OrderedDict()
+        self._builders: list[WorkerServer | None] = [None] * self.config.jobs
+        self._free: queue.SimpleQueue[int] = queue.SimpleQueue()
+        for slot in range(self.config.jobs):
+            self._free.put(slot)
+        self._finalizer = weakref.finalize(self, _close_all, self._servers, self._builders)
+
+    def __enter__(self) -> Evaluator:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """End every worker this evaluator started."""
+        self._finalizer()
+
+    def _request(self) -> dict[str, Any]:
+        return {
+            "target": self.target,
+            "domain": list(self.config.domain),
+            "cache_dir": str(self.config.cache_dir),
+            "repeats": self.config.repeats,
+            "warmup": self.config.warmup,
+            "seed": self.config.seed,
+        }
+
+    def _serve(self, mode: str, env: dict[str, str], cores: set[int] | None = None) -> WorkerServer:
+        self.started += 1
+        return WorkerServer(mode, self._request(), env, self.config.startup_timeout_s, cores)
 
     def _child(
         self, mode: str, schedules: list[Schedule], env: dict[str, str], timeout: float,
         wrap: list[str] | None = None, repeats: int | None = None,
     ) -> list[dict[str, Any]]:  # fmt: skip
-        request = {
-            "mode": mode,
-            "target": self.target,
-            "domain": list(self.config.domain),
-            "schedules": [s.to_dict() for s in schedules],
-            "cache_dir": str(self.config.cache_dir),
-            "repeats": repeats or self.config.repeats,
-            "warmup": self.config.warmup,
-            "seed": self.config.seed,
-        }
+        request = {**self._request(), "mode": mode, "schedules": [s.to_dict() for s in schedules],
+                   "repeats": repeats or self.config.repeats}  # fmt: skip
         with tempfile.TemporaryDirectory(prefix="stratoflow-tune-") as tmp:
             req, res = Path(tmp) / "request.json", Path(tmp) / "results.jsonl"
             req.write_text(json.dumps(request))
@@ -189,9 +225,16 @@ class Evaluator:
         env = {"OMP_NUM_THREADS": str(self.config.cores)}
 
         def one(s: Schedule) -> dict[str, Any]:
-            recs = self._child("build", [s], env, self.config.build_timeout_s)
-            if recs:
-                return recs[0]
+            slot = self._free.get()
+            try:
+                srv = self._builders[slot]
+                if srv is None or not srv.alive:
+                    srv = self._builders[slot] = self._serve("serve-build", env)
+                rec = srv.ask(s, self.config.build_timeout_s)
+            finally:
+                self._free.put(slot)
+            if rec is not None:
+                return rec
             return {"build_key": s.build_key, "status": TIMEOUT, "error": "build crashed or timed out"}
 
         out: dict[str, dict[str, Any]] = {}
@@ -221,80 +264,33 @@ class Evaluator:
         (``sched_setaffinity``, as ``taskset`` does) with ``OMP_PLACES=cores``.
         Returns key -> {status, median_s, min_s, noise, samples, samples_s (every timing)}.
         Schedules should be built already (they were, by the search that found them)."""
-        from mapping.tuning.worker import RESULT_MARK
-
         groups: dict[tuple[tuple[str, str], ...], list[Schedule]] = {}
         for s in {s.key: s for s in schedules}.values():
             groups.setdefault(tuple(sorted(s.environment(self.config.cores).items())), []).append(s)
         samples: dict[str, list[float]] = {s.key: [] for s in schedules}
         errors: dict[str, str] = {}
-        with tempfile.TemporaryDirectory(prefix="stratoflow-remeasure-") as tmp:
-            servers: dict[tuple[tuple[str, str], ...], subprocess.Popen] = {}
-            try:
-                for i, env_items in enumerate(groups):
-                    req, res = Path(tmp) / f"request{i}.json", Path(tmp) / f"results{i}.jsonl"
-                    req.write_text(json.dumps({
-                        "mode": "serve", "target": self.target, "domain": list(self.config.domain),
-                        "schedules": [], "cache_dir": str(self.config.cache_dir),
-                        "repeats": self.config.repeats, "warmup": self.config.warmup,
-                        "seed": self.config.seed,
-                    }))  # fmt: skip
-                    env = {**os.environ, **dict(env_items)}
-                    cores = pinned_cores(int(env.get("OMP_NUM_THREADS", "1"))) if pin else None
-                    if cores is not None:
-                        env["OMP_PLACES"] = "cores"
-                    servers[env_items] = subprocess.Popen(
-                        [sys.executable, "-m", "mapping.tuning.worker", str(req), str(res)],
-                        env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                        stderr=subprocess.DEVNULL, text=True,
-                        preexec_fn=(lambda c=cores: os.sched_setaffinity(0, c)) if cores else None,
-                    )  # fmt: skip
-
-                def answer(proc: subprocess.Popen, timeout: float) -> dict[str, Any] | None:
-                    assert proc.stdout is not None
-                    deadline = time.monotonic() + timeout
-                    while time.monotonic() < deadline:
-                        ready, _, _ = select.select([proc.stdout], [], [], max(0.0, deadline - time.monotonic()))
-                        if not ready:
-                            break
-                        line = proc.stdout.readline()
-                        if not line:
-                            return None  # the child died
-                        if line.startswith(RESULT_MARK):
-                            return json.loads(line[len(RESULT_MARK):])
-                    return None
-
-                alive = {e: answer(p, self.config.startup_timeout_s) is not None for e, p in servers.items()}
-                order = list(groups)
-                for r in range(rounds):
-                    rot = order[r % len(order):] + order[: r % len(order)]
-                    for env_items in rot if r % 2 == 0 else rot[::-1]:
-                        proc = servers[env_items]
-                        for s in groups[env_items]:
-                            if not alive[env_items]:
-                                errors[s.key] = "re-measurement worker died or timed out"
-                                continue
-                            assert proc.stdin is not None
-                            proc.stdin.write(json.dumps(s.to_dict()) + "\n")
-                            proc.stdin.flush()
-                            rec = answer(proc, self.config.run_timeout_s)
-                            self.runs += 1
-                            if rec is None:
-                                alive[env_items] = False
-                                errors[s.key] = "re-measurement worker died or timed out"
-                            elif rec.get("status") == "ok":
-                                samples[s.key] += rec.get("samples") or [rec["median_s"]]
-                            else:
-                                errors[s.key] = rec.get("error", rec.get("status", "failed"))
-            finally:
-                for proc in servers.values():
-                    try:
-                        if proc.stdin is not None:
-                            proc.stdin.close()
-                        proc.wait(timeout=30)
-                    except (OSError, subprocess.TimeoutExpired):
-                        proc.kill()
-                        proc.wait()
+        servers: dict[tuple[tuple[str, str], ...], WorkerServer] = {}
+        try:
+            for env_items in groups:
+                env = dict(env_items)
+                cores = pinned_cores(int(env.get("OMP_NUM_THREADS", "1"))) if pin else None
+                servers[env_items] = self._serve("serve", env, cores)
+            order = list(groups)
+            for r in range(rounds):
+                rot = order[r % len(order):] + order[: r % len(order)]
+                for env_items in rot if r % 2 == 0 else rot[::-1]:
+                    for s in groups[env_items]:
+                        rec = servers[env_items].ask(s, self.config.run_timeout_s)
+                        self.runs += 1
+                        if rec is None:
+                            errors[s.key] = "re-measurement worker died or timed out"
+                        elif rec.get("status") == "ok":
+                            samples[s.key] += rec.get("samples") or [rec["median_s"]]
+                        else:
+                            errors[s.key] = rec.get("error", rec.get("status", "failed"))
+        finally:
+            for srv in servers.values():
+                srv.close()
         out: dict[str, dict[str, Any]] = {}
         for key, xs in samples.items():
             if not xs:
@@ -328,36 +324,52 @@ class Evaluator:
         for s in to_run:
             groups.setdefault(tuple(sorted(s.environment(self.config.cores).items())), []).append(s)
         for env_items, group in groups.items():
-            env = dict(env_items)
-            pending = list(group)
-            for attempt in range(2):
-                if not pending:
-                    break
-                batches = [pending] if attempt == 0 else [[s] for s in pending]
-                for batch in batches:
-                    recs = self._child("measure", batch, env, self.config.run_timeout_s * len(batch) + self.config.startup_timeout_s)
-                    for rec in recs:
-                        s = next(x for x in batch if x.key == rec["key"])
-                        b = builds.get(s.build_key, {})
-                        ev = Evaluation(
-                            schedule=s,
-                            status=rec["status"],
-                            median_s=rec.get("median_s"),
-                            min_s=rec.get("min_s"),
-                            max_s=rec.get("max_s"),
-                            noise=rec.get("noise"),
-                            build_seconds=b.get("build_seconds", rec.get("load_seconds")),
-                            built=bool(b.get("compiled")),
-                            error=rec.get("error", ""),
-                        )
-                        results[s.key] = ev
-                        self.runs += 1
-                        if progress:
-                            progress(ev)
-                pending = [s for s in pending if s.key not in results]
-            for s in pending:
-                ev = Evaluation(s, TIMEOUT, error="measurement crashed or timed out (twice)")
+            for s in group:
+                rec = self._measure(env_items, s)
+                if rec is None:
+                    ev = Evaluation(s, TIMEOUT, error="measurement crashed or timed out (twice)")
+                else:
+                    b = builds.get(s.build_key, {})
+                    ev = Evaluation(
+                        schedule=s,
+                        status=rec["status"],
+                        median_s=rec.get("median_s"),
+                        min_s=rec.get("min_s"),
+                        max_s=rec.get("max_s"),
+                        noise=rec.get("noise"),
+                        build_seconds=b.get("build_seconds", rec.get("load_seconds")),
+                        built=bool(b.get("compiled")),
+                        error=rec.get("error", ""),
+                    )
+                    self.runs += 1
                 results[s.key] = ev
                 if progress:
                     progress(ev)
         return [results[s.key] for s in schedules]
+
+    def _measure(self, env_items: tuple[tuple[str, str], ...], schedule: Schedule) -> dict[str, Any] | None:
+        """``schedule``'s record from the measuring worker of its environment; a worker that dies
+        or times out is replaced and the schedule tried once more; None if that fails too."""
+        for _ in range(2):
+            srv = self._servers.pop(env_items, None)
+            if srv is None or not srv.alive:
+                if srv is not None:
+                    srv.close()
+                while len(self._servers) >= self.max_servers:
+                    self._servers.popitem(last=False)[1].close()
+                srv = self._serve("serve", dict(env_items))
+            self._servers[env_items] = srv  # most recently used last
+            rec = srv.ask(schedule, self.config.run_timeout_s)
+            if rec is not None:
+                return rec
+        return None
+
+
+def _close_all(
+    servers: OrderedDict[tuple[tuple[str, str], ...], WorkerServer], builders: list[WorkerServer | None]
+) -> None:
+    for srv in [*servers.values(), *builders]:
+        if srv is not None:
+            srv.close()
+    servers.clear()
+    builders[:] = [None] * len(builders)

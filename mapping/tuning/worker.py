@@ -1,11 +1,12 @@
 """Build, validate and time schedules of one stencil; runs in a child process.
 
 ``python -m mapping.tuning.worker REQUEST.json RESULTS.jsonl`` reads a request
-``{"mode": "build"|"measure"|"serve", "target", "domain", "schedules", "cache_dir", "repeats",
-"warmup", "seed"}`` and appends one JSON line per schedule to RESULTS, so a crash or timeout
-loses only the schedule being worked on. ``serve`` keeps the process (one OpenMP environment)
-alive and measures each schedule sent as a JSON line on stdin, answering on stdout: repeated
-rounds of a re-measurement pay the start-up once. Measuring validates each schedule's output against the
+``{"mode": "build"|"measure"|"serve"|"serve-build", "target", "domain", "schedules",
+"cache_dir", "repeats", "warmup", "seed"}`` and appends one JSON line per schedule to RESULTS, so
+a crash or timeout loses only the schedule being worked on. ``serve`` (measure) and
+``serve-build`` keep the process alive and handle each schedule sent as a JSON line on stdin,
+answering on stdout (:mod:`mapping.tuning.serving`): the imports and the reference run are paid
+once per process, not once per schedule. Measuring validates each schedule's output against the
 numpy backend on the same inputs (differential testing) before timing it; an invalid schedule
 is recorded with the reason and never timed.
 """
@@ -176,45 +177,45 @@ def run_request(request: Mapping[str, Any], results: Path) -> None:
     domain = target.domain(*request["domain"])
     cache_dir = request["cache_dir"]
     schedules = [Schedule.from_dict(s) for s in request["schedules"]]
-    if request["mode"] == "build":
-        for s in schedules:
-            rec: dict[str, Any] = {"key": s.key, "build_key": s.build_key}
-            try:
-                _, seconds, compiled = make_runner(target, s, cache_dir)
-                rec.update(status="ok", build_seconds=seconds, compiled=compiled)
-            except (Exception, SystemExit) as exc:  # setuptools exits on compiler errors
-                rec.update(status="invalid", error=f"{type(exc).__name__}: {exc}"[:2000])
-            _append(results, rec)
-        return
-    seed = int(request.get("seed", 0))
-    reference = reference_outputs(target, domain, seed, cache_dir)
-    if request["mode"] == "serve":  # measure schedules sent on stdin until EOF (re-measurement)
-        sys.stdout.write(RESULT_MARK + json.dumps({"ready": True}) + "\n")
-        sys.stdout.flush()
-        for line in sys.stdin:
-            if not line.strip():
-                break
-            s = Schedule.from_dict(json.loads(line))
-            rec = measure_one(
-                target, s, domain, reference, cache_dir, seed=seed,
-                repeats=int(request.get("repeats", 7)), warmup=int(request.get("warmup", 2)),
-            )  # fmt: skip
-            _append(results, rec)
-            sys.stdout.write(RESULT_MARK + json.dumps(rec) + "\n")
-            sys.stdout.flush()
+    mode = request["mode"]
+    if mode in ("build", "serve-build"):
+        handle: Callable[[Schedule], dict[str, Any]] = lambda s: build_record(target, s, cache_dir)  # noqa: E731
+    else:
+        seed = int(request.get("seed", 0))
+        reference = reference_outputs(target, domain, seed, cache_dir)
+        handle = lambda s: measure_one(  # noqa: E731
+            target, s, domain, reference, cache_dir, seed=seed,
+            repeats=int(request.get("repeats", 7)), warmup=int(request.get("warmup", 2)),
+        )  # fmt: skip
+    if mode.startswith("serve"):
+        _serve(handle, results)
         return
     for s in schedules:
-        rec = measure_one(
-            target,
-            s,
-            domain,
-            reference,
-            cache_dir,
-            seed=seed,
-            repeats=int(request.get("repeats", 7)),
-            warmup=int(request.get("warmup", 2)),
-        )
+        _append(results, handle(s))
+
+
+def build_record(target: Target, schedule: Schedule, cache_dir: str) -> dict[str, Any]:
+    """Build (or load) ``schedule``: the build record (status, seconds, whether it compiled)."""
+    rec: dict[str, Any] = {"key": schedule.key, "build_key": schedule.build_key}
+    try:
+        _, seconds, compiled = make_runner(target, schedule, cache_dir)
+        rec.update(status="ok", build_seconds=seconds, compiled=compiled)
+    except (Exception, SystemExit) as exc:  # setuptools exits on compiler errors
+        rec.update(status="invalid", error=f"{type(exc).__name__}: {exc}"[:2000])
+    return rec
+
+
+def _serve(handle: Callable[[Schedule], dict[str, Any]], results: Path) -> None:
+    """Answer every schedule sent as a JSON line on stdin until EOF (:mod:`mapping.tuning.serving`)."""
+    sys.stdout.write(RESULT_MARK + json.dumps({"ready": True}) + "\n")
+    sys.stdout.flush()
+    for line in sys.stdin:
+        if not line.strip():
+            break
+        rec = handle(Schedule.from_dict(json.loads(line)))
         _append(results, rec)
+        sys.stdout.write(RESULT_MARK + json.dumps(rec) + "\n")
+        sys.stdout.flush()
 
 
 def main(argv: list[str]) -> int:

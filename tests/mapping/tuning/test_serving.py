@@ -1,0 +1,89 @@
+"""Long-lived tuning workers: how many processes an evaluator starts, and what happens when one
+dies or does not answer.
+
+Reference: process counts worked out by hand from the schedules' OpenMP environments (numpy and
+one-thread gt:cpu_ifirst share ``OMP_NUM_THREADS=1``, two threads is a second environment);
+each measured record is checked against the numpy backend inside the worker as in every search.
+Compiles gt:cpu_ifirst for laplacian_2d into the test suite's stencil cache (shared with
+test_tuning_end_to_end, so reruns only load it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+from pathlib import Path
+
+from mapping.tuning.measure import TIMEOUT, Evaluator, MeasureConfig
+from mapping.tuning.schedule import Schedule
+
+DOMAIN = (12, 12, 6)
+ONE_ENV = [Schedule("numpy"), Schedule("gt:cpu_ifirst", threads=1)]
+TWO_THREADS = Schedule("gt:cpu_ifirst", threads=2)
+
+
+def _config(**kw: object) -> MeasureConfig:
+    cfg = MeasureConfig(domain=DOMAIN, repeats=2, warmup=0, jobs=1, cache_dir=Path(os.environ["STRATOFLOW_CACHE_DIR"]))
+    return dataclasses.replace(cfg, **kw)
+
+
+def test_workers_are_started_once_and_reused_across_calls() -> None:
+    """Three calls, two OpenMP environments: one build worker and two measuring workers in all
+    (one process per schedule and call would be 2 + 5 + 2 = 9)."""
+    with Evaluator("laplacian_2d", _config()) as ev:
+        first = ev(ONE_ENV)
+        second = ev([*ONE_ENV, TWO_THREADS])
+        third = ev([TWO_THREADS])
+        assert all(e.ok for e in first + second + third), [e.error for e in first + second + third]
+        assert ev.started == 3
+        assert len(ev._servers) == 2 and all(s.alive for s in ev._servers.values())
+        pids = [s.proc.pid for s in ev._servers.values()]
+    # closing ends every worker
+    for pid in pids:
+        try:
+            os.kill(pid, 0)
+            alive = True
+        except ProcessLookupError:
+            alive = False
+        assert not alive or _is_zombie(pid), f"worker {pid} still running after close()"
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
+    except OSError:
+        return False
+
+
+def test_a_dead_worker_is_replaced() -> None:
+    """A measuring worker killed between calls is noticed and replaced: the next call still
+    measures validly, with one more process started."""
+    with Evaluator("laplacian_2d", _config()) as ev:
+        assert all(e.ok for e in ev(ONE_ENV))
+        started = ev.started
+        (srv,) = ev._servers.values()
+        os.kill(srv.proc.pid, signal.SIGKILL)
+        srv.proc.wait()
+        again = ev(ONE_ENV)
+        assert all(e.ok for e in again), [e.error for e in again]
+        assert ev.started == started + 1
+
+
+def test_a_schedule_without_an_answer_is_retried_once_then_recorded_as_timed_out() -> None:
+    """A run timeout far below one call: the worker is killed, a fresh one tries once more, and
+    the evaluation is stored as ``timeout`` (retried by the next search), not as a result."""
+    with Evaluator("laplacian_2d", _config(run_timeout_s=1e-4)) as ev:
+        (res,) = ev([Schedule("gt:cpu_ifirst", threads=1)])
+        assert res.status == TIMEOUT and res.median_s is None
+        assert "twice" in res.error
+        assert ev.started == 1 + 2  # the build worker, then two measuring workers
+
+
+def test_at_most_max_servers_measuring_workers_stay_alive() -> None:
+    """With room for one measuring worker, alternating environments close the older one."""
+    with Evaluator("laplacian_2d", _config()) as ev:
+        ev.max_servers = 1
+        assert all(e.ok for e in ev([*ONE_ENV, TWO_THREADS]))
+        assert len(ev._servers) == 1
+        assert ev.started == 1 + 2
