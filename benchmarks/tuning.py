@@ -55,6 +55,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--candidates", type=int, default=3,
                    help="schedules each method proposes and evaluates on the held-out stencil (default 3)")
     p.add_argument("--dims", type=int, default=4, help="dimensions of the learned embedding (default 4)")
+    p.add_argument("--rule", choices=("best", "consensus"), default="best",
+                   help="neighbour methods' candidates: best = each neighbour's fastest recorded schedule "
+                   "(any search, the budgeted one included), nearest first, filled up by consensus; "
+                   "consensus = ranked over the exhaustively searched space only (default best)")
     p.add_argument("--seed", type=int, default=0, help="seed of the encoder fit, random methods, bootstrap")
     p.add_argument("--rounds", type=int, default=3,
                    help="interleaved rounds re-measuring every candidate with the search's finalists "
@@ -87,7 +91,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-minutes", type=float, default=None,
                    help="stop starting new exhaustive searches after this long (resume later)")
     p.add_argument("--no-search", action="store_true",
-                   help="only evaluate leave-one-out on what the database already holds")
+                   help="only evaluate leave-one-out on what the database already holds (a budgeted "
+                   "search is replayed from it; one not complete there is left out)")
     p.add_argument("--markdown", type=Path, default=DOCS_BENCH / "tuning.md",
                    help="Markdown table to write (default docs/benchmarks/tuning.md)")
 
@@ -161,19 +166,23 @@ def run(args: argparse.Namespace) -> int:
                         bar.update(1)
                     res = tuner.search(space, "exhaustive")
                     if _budgeted(args, name):
-                        bud = tuner.search(budget_space, args.budget_strategy, args.budget_search, args.seed)
-                        ok = [e for e in bud.evaluations if e.ok]
-                        if ok:
-                            budgeted[name] = {
-                                "best": min(ok, key=lambda e: e.median_s).schedule,
-                                "evaluations": len(bud.evaluations), "builds": bud.builds,
-                            }  # fmt: skip
+                        _record_budgeted(budgeted, tuner.search(
+                            budget_space, args.budget_strategy, args.budget_search, args.seed))
                 except TuningError as exc:  # one broken stencil does not end the benchmark
                     log.warning("skipping %s: %s", name, exc)
                     failed[name] = str(exc)
                     continue
             searched[name] = {"builds": res.builds, "runs": res.runs, "reused": res.reused}
 
+    if args.no_search:
+        for name in names:
+            if _budgeted(args, name):
+                replay = Tuner(name, _StoredOnly(name, cfg), db)  # type: ignore[arg-type]
+                try:
+                    _record_budgeted(budgeted, replay.search(
+                        budget_space, args.budget_strategy, args.budget_search, args.seed))
+                except TuningError as exc:
+                    log.warning("%s: no budgeted search to compare: %s", name, exc)
     searched_evs = _searched(db, names, space, domain)
     complete = _complete(searched_evs, space)
     stale = _stale_builds(complete, cfg.cache_dir, args.finalists, {s.key for s in space})
@@ -186,14 +195,15 @@ def run(args: argparse.Namespace) -> int:
     encoder_path = None
     if len(complete) >= 4:
         loo = LeaveOneOut({n: c["emb"] for n, c in complete.items()}, {n: c["evs"] for n, c in complete.items()},
-                          list(space), k=args.k, candidates=args.candidates, dims=args.dims, seed=args.seed)  # fmt: skip
+                          list(space), k=args.k, candidates=args.candidates, dims=args.dims, seed=args.seed,
+                          records={n: c["records"] for n, c in complete.items()}, rule=args.rule)  # fmt: skip
         for name in tqdm(complete, desc="leave-one-out", unit="stencil", disable=None):
-            evs = complete[name]["evs"]
+            evs, records = complete[name]["evs"], complete[name]["records"]
             props = loo.propose(name)
             if name in budgeted:
                 b = budgeted[name]
                 props[BUDGETED] = Proposal(BUDGETED, (b["best"],), spent=b["evaluations"])
-            finalists = [e.schedule for e in sorted((e for e in evs.values() if e.ok), key=lambda e: e.median_s)]
+            finalists = [e.schedule for e in sorted((e for e in records.values() if e.ok), key=lambda e: e.median_s)]
             finalists = finalists[: args.finalists]
             todo = {c.key: c for p in props.values() for c in p.candidates}
             todo.update({f.key: f for f in finalists})
@@ -217,7 +227,8 @@ def run(args: argparse.Namespace) -> int:
                 "stencil": name,
                 "best_schedule": best.to_dict(),
                 "best_ms": 1e3 * statistics.median(samples[best.key]),
-                "best_ms_search": 1e3 * min(float(e.median_s) for e in evs.values() if e.ok),
+                "best_ms_search": 1e3 * min(float(e.median_s) for e in records.values() if e.ok),
+                "recorded_schedules": len(records),
                 "default_ms": 1e3 * float(default.median_s) if default and default.ok else None,
                 "exhaustive_evals": len(space),
                 "valid_schedules": sum(e.ok for e in evs.values()),
@@ -228,7 +239,7 @@ def run(args: argparse.Namespace) -> int:
                 "methods": {
                     m: {**sc[m].to_dict(), "neighbours": list(props[m].neighbours),
                         "candidates": [c.describe() for c in props[m].candidates],
-                        "search_ratio": search_ratio(props[m], evs) if m != BUDGETED else None}
+                        "search_ratio": search_ratio(props[m], records) if m != BUDGETED else None}
                     for m in props
                 },
             })  # fmt: skip
@@ -283,6 +294,7 @@ def run(args: argparse.Namespace) -> int:
         "k": args.k,
         "candidates": args.candidates,
         "dims": args.dims,
+        "rule": args.rule,
         "rounds": args.rounds,
         "repeats": args.repeats,
         "finalists": args.finalists,
@@ -318,15 +330,45 @@ def _budgeted(args: argparse.Namespace, name: str) -> bool:
 
 
 def _searched(db: Any, names: list[str], space: Any, domain: tuple[int, ...]) -> dict[str, dict[str, Any]]:
-    """Per stencil, its stored evaluations of ``space`` (timeouts left out) and its embedding."""
+    """Per stencil: its stored evaluations of ``space`` (``evs``), every stored evaluation
+    (``records``: the budgeted search's too), timeouts left out of both, and its embedding."""
     from mapping.tuning.measure import TIMEOUT
 
     keys = {s.key for s in space}
-    return {
-        name: {"evs": {k: e for k, e in db.evaluations(name, domain).items() if k in keys and e.status != TIMEOUT},
-               "emb": db.embedding(name, domain)}
-        for name in names
-    }  # fmt: skip
+    out = {}
+    for name in names:
+        records = {k: e for k, e in db.evaluations(name, domain).items() if e.status != TIMEOUT}
+        out[name] = {"evs": {k: e for k, e in records.items() if k in keys}, "records": records,
+                     "emb": db.embedding(name, domain)}  # fmt: skip
+    return out
+
+
+def _record_budgeted(budgeted: dict[str, dict[str, Any]], result: Any) -> None:
+    """Keep a budgeted search's best schedule and what it spent (none valid: nothing kept)."""
+    ok = [e for e in result.evaluations if e.ok]
+    if ok:
+        budgeted[result.stencil] = {
+            "best": min(ok, key=lambda e: e.median_s).schedule,
+            "evaluations": len(result.evaluations), "builds": result.builds,
+        }  # fmt: skip
+
+
+class _StoredOnly:
+    """An evaluator for replaying a search from the database: asked to measure anything, it
+    refuses (the search is not complete there)."""
+
+    builds = runs = 0
+
+    def __init__(self, name: str, config: Any) -> None:
+        self.name, self.config = name, config
+
+    def __call__(self, schedules: list[Any], progress: Any = None) -> list[Any]:
+        from mapping.tuning.errors import TuningError
+
+        raise TuningError(
+            f"{len(schedules)} schedules of the budgeted search are not in the database "
+            f"(rerun without --no-search to measure them)"
+        )
 
 
 def _complete(searched: dict[str, dict[str, Any]], space: Any) -> dict[str, dict[str, Any]]:
@@ -401,6 +443,13 @@ def _method_rows(p: dict[str, Any]) -> list[list[Any]]:
     return rows
 
 
+_RULE_TEXT = {
+    "best": "each neighbour's fastest recorded schedule, the budgeted search's included, nearest first, "
+    "filled up by consensus",
+    "consensus": "the schedules of the exhaustive space ranked over the neighbours together",
+}
+
+
 def ablation_markdown(p: dict[str, Any]) -> str:
     """The generated block of docs/benchmarks/tuning.md from a ``bench tuning`` JSON payload."""
     from mapping.tuning.ablation import ALL_METHODS
@@ -418,9 +467,11 @@ def ablation_markdown(p: dict[str, Any]) -> str:
         f"{p['load_average'][0]:.1f} at the end); STREAM triad in the same run "
         f"{p['stream_triad_gbs']:.1f} GB/s. Space `{p['space']}` ({p['space_size']} schedules), "
         f"domain {'x'.join(map(str, p['domain']))}, k = {p['k']} neighbours, {p['candidates']} "
-        f"candidates per method, learned embedding of {p['dims']} dimensions; re-measured in "
-        f"{p['rounds']} interleaved rounds of {p['repeats']} timed runs on pinned cores with the "
-        f"search's {p['finalists']} fastest schedules. Hardware counters: {p['hardware_counters']}. "
+        f"candidates per method, learned embedding of {p['dims']} dimensions, neighbours' candidates "
+        f"by the `{p.get('rule', 'consensus')}` rule ({_RULE_TEXT[p.get('rule', 'consensus')]}); "
+        f"re-measured in {p['rounds']} interleaved rounds of {p['repeats']} timed runs on pinned cores "
+        f"with the {p['finalists']} fastest schedules the stencil's searches recorded (the best "
+        f"re-measured of them is the reference). Hardware counters: {p['hardware_counters']}. "
         f"Wall time {p['wall_seconds'] / 60:.1f} min.",
         "",
         f"Stencils with a complete exhaustive search: {s['stencils_complete']} of "
@@ -469,8 +520,9 @@ def ablation_markdown(p: dict[str, Any]) -> str:
         ),  # fmt: skip
         "",
         "Evaluations are schedules timed on the held-out stencil (each validated against the numpy "
-        "backend first). *Search timings*: the same ratio from the exhaustive search's own timings, "
-        "biased towards 1 from below by selecting the minimum of many noisy timings.",
+        "backend first). *Search timings*: the same ratio from the searches' own timings (over the "
+        "candidates they evaluated), biased towards 1 from below by selecting the minimum of many noisy "
+        "timings.",
         "",
     ]
     return "\n".join(text)

@@ -5,14 +5,18 @@ stencils' database records only (or, for the search baseline, from the held-out 
 space):
 
 ``learned``        nearest ``k`` in a :class:`~mapping.tuning.encoder.LearnedEncoder` fit on the
-                   other stencils, then their consensus (:func:`~mapping.tuning.transfer.consensus`)
+                   other stencils, then their candidates by the rule below
 ``hand``           nearest ``k`` by Euclidean distance on the z-scored hand features
-``random``         ``k`` neighbours drawn at random, then their consensus
+``random``         ``k`` neighbours drawn at random
 ``global_best``    the consensus of all other stencils: one schedule list for every stencil
 ``random_search``  ``n`` schedules drawn at random from the held-out stencil's own space
 
-All methods spend the same ``n`` evaluations on the held-out stencil, so their results compare
-directly; the exhaustive search of the space is the reference.
+The neighbours' candidates (:data:`RULES`): ``consensus`` ranks the schedules every stencil
+measured (the exhaustively searched space) by :func:`~mapping.tuning.transfer.consensus`;
+``best`` takes each neighbour's fastest schedule of its whole record (nearest neighbour first,
+as Trümper et al. transfer), which may come from a budgeted search of a larger space, and fills
+up to ``n`` by consensus. All methods spend the same ``n`` evaluations on the held-out stencil,
+so their results compare directly; the best of the stencil's own searches is the reference.
 
 :func:`score_stencil` turns re-measured timings (every method's candidates and the exhaustive
 search's finalists, measured in the same interleaved rounds) into each method's ratio to the
@@ -51,6 +55,8 @@ METHODS = ("learned", "hand", "random", "global_best", "random_search")
 #: with its own evaluation count when the benchmark runs it.
 BUDGETED = "budgeted_search"
 ALL_METHODS = (*METHODS, BUDGETED)
+#: How neighbour methods turn their neighbours into candidates (see the module docstring).
+RULES = ("consensus", "best")
 
 
 @dataclass(frozen=True)
@@ -75,7 +81,10 @@ class LeaveOneOut:
     """Proposals of every method of :data:`METHODS` for each held-out stencil.
 
     ``embeddings`` and ``evaluations`` (schedule key -> evaluation) are per stencil, all on one
-    machine and domain; ``space`` is the schedule space the exhaustive search covered.
+    machine and domain; ``space`` is the schedule space the exhaustive search covered, and
+    ``evaluations`` its search (the profiles the encoder and consensus compare). ``records``:
+    per stencil every evaluation the database holds (default ``evaluations``), from which the
+    ``best`` rule takes each neighbour's fastest schedule.
     """
 
     def __init__(
@@ -87,7 +96,11 @@ class LeaveOneOut:
         candidates: int = 3,
         dims: int = 4,
         seed: int = 0,
+        records: Mapping[str, Mapping[str, Evaluation]] | None = None,
+        rule: str = "consensus",
     ) -> None:
+        if rule not in RULES:
+            raise TuningError(f"unknown candidate rule {rule!r}; use one of {RULES}")
         missing = sorted(set(embeddings) ^ set(evaluations))
         if missing:
             raise TuningError(f"leave-one-out: stencils without both an embedding and evaluations: {missing}")
@@ -98,8 +111,9 @@ class LeaveOneOut:
         self.embeddings = dict(embeddings)
         self.evaluations = {n: dict(e) for n, e in evaluations.items()}
         self.space = list(space)
-        self.k, self.n, self.dims, self.seed = k, candidates, dims, seed
+        self.k, self.n, self.dims, self.seed, self.rule = k, candidates, dims, seed, rule
         self.profiles = {n: log_profile(e) for n, e in self.evaluations.items()}
+        self.records = {n: {**self.evaluations[n], **dict((records or {}).get(n, {}))} for n in self.evaluations}
 
     def others(self, name: str) -> list[str]:
         return [n for n in self.embeddings if n != name and self.profiles[n]]
@@ -113,6 +127,19 @@ class LeaveOneOut:
     def _consensus(self, method: str, neighbours: Sequence[tuple[str, float]]) -> Proposal:
         cands = consensus([(self.evaluations[n], d) for n, d in neighbours], self.n)
         return Proposal(method, tuple(cands), tuple(n for n, _ in neighbours))
+
+    def _neighbour_best(self, method: str, neighbours: Sequence[tuple[str, float]]) -> Proposal:
+        """Each neighbour's fastest recorded schedule, nearest first, then consensus up to ``n``."""
+        picks: dict[str, Schedule] = {}
+        for n, _ in neighbours:
+            ok = [e for e in self.records[n].values() if e.ok]
+            if ok and len(picks) < self.n:
+                best = min(ok, key=lambda e: float(e.median_s))  # type: ignore[arg-type]
+                picks.setdefault(best.schedule.key, best.schedule)
+        for c in consensus([(self.evaluations[n], d) for n, d in neighbours], self.n):
+            if len(picks) < self.n:
+                picks.setdefault(c.key, c)
+        return Proposal(method, tuple(picks.values()), tuple(n for n, _ in neighbours))
 
     def propose(self, name: str, methods: Sequence[str] = METHODS) -> dict[str, Proposal]:
         unknown = sorted(set(methods) - set(METHODS))
@@ -132,24 +159,28 @@ class LeaveOneOut:
                 picks = _rng(self.seed, name).choice(len(pool), size=min(self.k, len(pool)), replace=False)
                 nb = [(pool[i], 0.0) for i in sorted(picks)]
             elif method == "global_best":
-                nb = [(n, 0.0) for n in pool]
+                out[method] = self._consensus(method, [(n, 0.0) for n in pool])
+                continue
             else:
                 rng = _rng(self.seed + 1, name)
                 picks = rng.choice(len(self.space), size=min(self.n, len(self.space)), replace=False)
                 out[method] = Proposal(method, tuple(self.space[i] for i in sorted(picks)))
                 continue
-            out[method] = self._consensus(method, nb)
+            out[method] = self._neighbour_best(method, nb) if self.rule == "best" else self._consensus(method, nb)
         return out
 
 
-def search_ratio(proposal: Proposal, evaluations: Mapping[str, Evaluation]) -> float:
-    """Fastest candidate / fastest schedule of ``evaluations`` (the exhaustive search), both from
-    the search-time timings; ``inf`` when no candidate is valid."""
+def search_ratio(proposal: Proposal, evaluations: Mapping[str, Evaluation]) -> float | None:
+    """Fastest candidate / fastest schedule of ``evaluations`` (the stencil's searches), both
+    from the search-time timings, over the candidates the searches evaluated; ``inf`` when none
+    of those is valid, None when the searches evaluated none of the candidates."""
     ok = {k: float(e.median_s) for k, e in evaluations.items() if e.ok and e.median_s}  # type: ignore[arg-type]
     if not ok:
         raise TuningError("search_ratio: the stencil has no valid evaluation")
-    times = [ok.get(c.key, float("inf")) for c in proposal.candidates]
-    return min(times, default=float("inf")) / min(ok.values())
+    seen = [c for c in proposal.candidates if c.key in evaluations]
+    if not seen:
+        return None
+    return min(ok.get(c.key, float("inf")) for c in seen) / min(ok.values())
 
 
 #: Verdict of a method none of whose candidates ran validly on the held-out stencil.

@@ -118,3 +118,37 @@ def test_consensus_weights_neighbours_by_distance() -> None:
     far = {s.key: _ev(s, t) for s, t in zip(SPACE[:3], (3.0, 2.0, 1.0))}
     assert consensus([(near, 0.0), (far, 5.0)], 1) == [SPACE[1]]
     assert consensus([(near, 5.0), (far, 0.0)], 1) == [SPACE[2]]
+
+
+def test_best_rule_transfers_each_neighbours_fastest_recorded_schedule() -> None:
+    """Reference: the synthetic construction. Every stencil also records one schedule outside
+    the exhaustive space (a code-changing build found by a budgeted search) that is 2x faster
+    than its exhaustive best. The ``best`` rule proposes the neighbours' recorded schedules in
+    order of distance, filled up by consensus, so the learned nearest neighbour (of the same
+    family) gives the held-out stencil's own family build first; ``consensus`` only ranks
+    schedules every stencil measured and cannot; global_best and random_search ignore the rule."""
+    embs, evs = _synthetic()
+    fast = {True: Schedule("gt:cpu_ifirst", "-march=native", ("OnTheFlyMerging",), threads=2),
+            False: Schedule("gt:cpu_kfirst", "-march=native", ("OnTheFlyMerging",), threads=2)}  # fmt: skip
+    records = {}
+    for name, e in evs.items():
+        ifirst = embs[name].features["parallel"] == 1.0
+        best = min(float(x.median_s) for x in e.values() if x.ok)
+        records[name] = {fast[ifirst].key: _ev(fast[ifirst], best / 2)}
+    by_rule = {rule: LeaveOneOut(embs, evs, SPACE, k=3, candidates=2, dims=2, records=records, rule=rule)
+               for rule in ("best", "consensus")}  # fmt: skip
+    for name in embs:
+        own = fast[embs[name].features["parallel"] == 1.0]
+        best_rule = by_rule["best"].propose(name)
+        for method in ("learned", "hand", "random"):
+            prop = best_rule[method]
+            picked = list(dict.fromkeys(fast[embs[n].features["parallel"] == 1.0] for n in prop.neighbours))[:2]
+            assert list(prop.candidates[: len(picked)]) == picked, method
+            assert len(prop.candidates) == 2 and all(c in SPACE for c in prop.candidates[len(picked):])
+        assert best_rule["learned"].candidates[0] == own  # the nearest learned neighbour is of its family
+        plain = by_rule["consensus"].propose(name)
+        assert all(c in SPACE for c in plain["hand"].candidates)
+        assert best_rule["global_best"] == plain["global_best"]
+        assert best_rule["random_search"] == plain["random_search"]
+    with pytest.raises(TuningError, match="unknown candidate rule"):
+        LeaveOneOut(embs, evs, SPACE, rule="magic")
