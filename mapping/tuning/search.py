@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from mapping.tuning import counters
@@ -18,7 +18,7 @@ from mapping.tuning.errors import TuningError
 from mapping.tuning.features import Embedding, dynamic_features, program_features, static_features
 from mapping.tuning.measure import TIMEOUT, Evaluation, Evaluator
 from mapping.tuning.programs import ProgramCall, ProgramTarget
-from mapping.tuning.schedule import Schedule
+from mapping.tuning.schedule import SDFG_KINDS, Schedule
 from mapping.tuning.targets import resolve
 
 log = logging.getLogger(__name__)
@@ -49,6 +49,38 @@ class SearchResult:
     def default(self) -> Evaluation | None:
         key = Schedule("numpy").key
         return next((e for e in self.evaluations if e.schedule.key == key and e.ok), None)
+
+
+def build_knobs(s: Schedule) -> dict[str, str]:
+    """A build's knobs as TPE parameters: C++ flags, skipped OIR passes, each SDFG
+    transformation (its parameters, or ``-`` when absent) and a program's fusion."""
+    knobs = {"flags": s.opt_flags, "skip": ",".join(s.oir_skip), "fuse": ",".join(map(str, s.fuse))}
+    for kind in SDFG_KINDS:
+        params = dict(s.sdfg).get(kind)
+        knobs[f"sdfg:{kind}"] = "-" if params is None else ",".join(f"{k}={v}" for k, v in params) or "on"
+    return knobs
+
+
+def runtime_knobs(s: Schedule) -> dict[str, str]:
+    """The OpenMP run-time knobs as TPE parameters."""
+    return {"threads": str(s.threads), "bind": s.proc_bind, "wait": s.wait_policy}
+
+
+class KnobChoice:
+    """Chooses one of ``options`` knob by knob (one categorical TPE parameter per knob that
+    varies among them), so the sampler can learn each knob's effect; a combination that is not
+    an option falls back to the option that agrees on the most knobs (first in order on ties)."""
+
+    def __init__(self, options: Sequence[Schedule], knobs: Callable[[Schedule], dict[str, str]]) -> None:
+        self.options = list(options)
+        self.values = [knobs(o) for o in self.options]
+        self.varying = {k: sorted({v[k] for v in self.values}) for k in self.values[0]}
+        self.varying = {k: vs for k, vs in self.varying.items() if len(vs) > 1}
+
+    def suggest(self, trial: object, prefix: str) -> Schedule:
+        want = {k: trial.suggest_categorical(prefix + k, vs) for k, vs in self.varying.items()}  # type: ignore[attr-defined]
+        score = [sum(v[k] == x for k, x in want.items()) for v in self.values]
+        return self.options[score.index(max(score))]
 
 
 class Tuner:
@@ -187,19 +219,27 @@ class Tuner:
             result.evaluations = self._optuna(space, budget or min(len(space), 20), seed, result)
         return result
 
+    @staticmethod
+    def _penalty(evaluations: Iterable[Evaluation]) -> float:
+        """What an invalid schedule is worth to TPE: ten times the slowest valid time so far."""
+        return 10.0 * max((float(e.median_s) for e in evaluations if e.ok), default=360.0)  # type: ignore[arg-type]
+
     def _optuna(self, space: Sequence[Schedule], budget: int, seed: int, result: SearchResult) -> list[Evaluation]:
-        """TPE over the space's knobs (backend, build variant, OpenMP run-time setting)."""
+        """TPE over the space's knobs (backend, build variant, OpenMP run-time setting); an
+        invalid schedule (a transformation that does not apply, a failed build or check) is
+        told to the sampler as :meth:`_penalty`, so it learns to avoid such knobs."""
         import optuna
 
         optuna.logging.set_verbosity(optuna.logging.WARNING)
         by_backend: dict[str, list[Schedule]] = {}
         for s in space:
             by_backend.setdefault(s.backend, []).append(s)
-        builds: dict[str, list[str]] = {
-            b: sorted({s.build_key for s in ss}) for b, ss in by_backend.items()
-        }
-        runtime = sorted({(s.threads, s.proc_bind, s.wait_policy) for s in space if s.compiled})
-        lookup = {(s.build_key, s.threads, s.proc_bind, s.wait_policy): s for s in space}
+        builds = {b: KnobChoice([x for x in {x.build_key: x for x in ss}.values()], build_knobs)
+                  for b, ss in by_backend.items()}  # fmt: skip
+        runtimes = {
+            b: {k: KnobChoice([x for x in ss if x.build_key == k], runtime_knobs) for k in {x.build_key for x in ss}}
+            for b, ss in by_backend.items()
+        }  # fmt: skip
         study = optuna.create_study(
             direction="minimize", sampler=optuna.samplers.TPESampler(seed=seed, n_startup_trials=5)
         )
@@ -210,12 +250,8 @@ class Tuner:
             for _ in range(batch):
                 trial = study.ask()
                 backend = trial.suggest_categorical("backend", sorted(by_backend))
-                bk = builds[backend][trial.suggest_int(f"variant_{backend}", 0, len(builds[backend]) - 1)]
-                if backend == "numpy":  # numpy variants differ only by a program's fusion
-                    s = next(x for x in by_backend["numpy"] if x.build_key == bk)
-                else:
-                    rt = runtime[trial.suggest_int("runtime", 0, len(runtime) - 1)]
-                    s = lookup.get((bk, *rt)) or next(x for x in by_backend[backend] if x.build_key == bk)
+                build = builds[backend].suggest(trial, f"{backend}:")
+                s = runtimes[backend][build.build_key].suggest(trial, "")
                 trials.append(trial)
                 picks.append(s)
             evs = self.evaluate([p for p in picks if p.key not in seen], result)
@@ -225,8 +261,16 @@ class Tuner:
                 ev = seen[s.key]
                 if ev.ok:
                     study.tell(trial, float(ev.median_s))
-                else:
-                    study.tell(trial, state=optuna.trial.TrialState.FAIL)
+                else:  # told as a bad result: TPE ignores failed trials and would propose it again
+                    study.tell(trial, self._penalty(seen.values()))
             if len(study.trials) > 20 * budget:
-                break  # the sampler keeps proposing known schedules: the space is exhausted
+                break  # the sampler keeps proposing known schedules: the rest at random
+        rest = [s for s in space if s.key not in seen]
+        want = min(budget, len(space)) - len(seen)
+        if want > 0:
+            log.info("%s: TPE proposed only known schedules for %d trials; %d more drawn at random",
+                     self.stencil, len(study.trials), want)  # fmt: skip
+            for ev in self.evaluate(random.Random(seed).sample(rest, want), result):
+                seen[ev.schedule.key] = ev
+        log.info("%s: %d TPE trials for %d evaluations", self.stencil, len(study.trials), len(seen))
         return list(seen.values())
