@@ -90,6 +90,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--build-timeout", type=float, default=3600.0, help="seconds per compilation")
     p.add_argument("--max-minutes", type=float, default=None,
                    help="stop starting new exhaustive searches after this long (resume later)")
+    p.add_argument("--search-only", action="store_true",
+                   help="run the searches (resumable, with --max-minutes) and stop: no comparison, the JSON "
+                   "lists what is searched; for spreading the searches over several runs")
     p.add_argument("--no-search", action="store_true",
                    help="only evaluate leave-one-out on what the database already holds (a budgeted "
                    "search is replayed from it; one not complete there is left out)")
@@ -131,6 +134,8 @@ def run(args: argparse.Namespace) -> int:
             raise BenchmarkError(f"--{opt} must be >= 1, got {getattr(args, opt)}")
     if args.budget_search < 0:
         raise BenchmarkError(f"--budget-search must be >= 0, got {args.budget_search}")
+    if args.search_only and args.no_search:
+        raise BenchmarkError("--search-only and --no-search exclude each other")
     from mapping.tuning.targets import canonical
 
     names = [canonical(n) for n in args.stencils] if args.stencils else _default_stencils()
@@ -174,6 +179,18 @@ def run(args: argparse.Namespace) -> int:
                     continue
             searched[name] = {"builds": res.builds, "runs": res.runs, "reused": res.reused}
 
+    if args.search_only:
+        progress = _progress(_searched(db, names, space, domain), names, space)
+        write_json(args.json, {
+            "benchmark": NAME, "search_only": True, "wall_seconds": time.monotonic() - t_run,
+            "machine": machine_info(), "space": args.space, "domain": list(domain),
+            "searched_this_run": searched, "failed": failed, "exhaustive_progress": progress,
+            "budget_search": {"evaluations": args.budget_search, "space": args.budget_space,
+                              "strategy": args.budget_strategy, "stencils": sorted(budgeted)},
+        })  # fmt: skip
+        log.info("searches done (--search-only): %d of %d stencils complete", sum(
+            r["evaluated"] == r["space_size"] for r in progress), len(names))  # fmt: skip
+        return 0
     if args.no_search:
         for name in names:
             if _budgeted(args, name):
@@ -250,18 +267,7 @@ def run(args: argparse.Namespace) -> int:
         if args.encoder is not None:
             encoder.save(args.encoder)
             encoder_path = str(args.encoder)
-    progress = []
-    for name in names:
-        evs = searched_evs[name]["evs"]
-        ok = [e for e in evs.values() if e.ok]
-        best_e = min(ok, key=lambda e: e.median_s) if ok else None
-        default = evs.get(Schedule("numpy").key)
-        progress.append({
-            "stencil": name, "evaluated": len(evs), "space_size": len(space), "valid": len(ok),
-            "best_schedule": best_e.schedule.describe() if best_e else None,
-            "best_ms": 1e3 * float(best_e.median_s) if best_e else None,
-            "default_ms": 1e3 * float(default.median_s) if default and default.ok else None,
-        })  # fmt: skip
+    progress = _progress(searched_evs, names, space)
     summary: dict[str, Any] = {
         "stencils_requested": len(names),
         "stencils_complete": len(complete),
@@ -340,6 +346,25 @@ def _searched(db: Any, names: list[str], space: Any, domain: tuple[int, ...]) ->
         records = {k: e for k, e in db.evaluations(name, domain).items() if e.status != TIMEOUT}
         out[name] = {"evs": {k: e for k, e in records.items() if k in keys}, "records": records,
                      "emb": db.embedding(name, domain)}  # fmt: skip
+    return out
+
+
+def _progress(searched: dict[str, dict[str, Any]], names: list[str], space: Any) -> list[dict[str, Any]]:
+    """Per stencil: schedules of ``space`` evaluated, valid, and the fastest with its time."""
+    from mapping.tuning.schedule import Schedule
+
+    out = []
+    for name in names:
+        evs = searched[name]["evs"]
+        ok = [e for e in evs.values() if e.ok]
+        best_e = min(ok, key=lambda e: e.median_s) if ok else None
+        default = evs.get(Schedule("numpy").key)
+        out.append({
+            "stencil": name, "evaluated": len(evs), "space_size": len(space), "valid": len(ok),
+            "best_schedule": best_e.schedule.describe() if best_e else None,
+            "best_ms": 1e3 * float(best_e.median_s) if best_e else None,
+            "default_ms": 1e3 * float(default.median_s) if default and default.ok else None,
+        })  # fmt: skip
     return out
 
 

@@ -128,3 +128,26 @@ def test_no_search_replays_stored_budgeted_searches(bench: tuple[Path, dict], tm
     assert tuning.run(p.parse_args([*base, "--json", str(tmp_path / "c.json"), "--budget-space", "compact"])) == 0
     other = json.loads((tmp_path / "c.json").read_text())
     assert other["budget_search"]["stencils"] == {} and other["summary"]["eval_fraction_of_budgeted"] is None
+
+
+def test_search_only_searches_and_writes_no_comparison(tmp_path: Path) -> None:
+    """Reference: the tiny space's 3 schedules. --search-only completes both stencils' searches
+    (and a budgeted one) in the database and writes their progress, but no page and no encoder."""
+    p = argparse.ArgumentParser()
+    tuning.add_arguments(p)
+    args = p.parse_args([
+        "--json", str(tmp_path / "s.json"), "--markdown", str(tmp_path / "s.md"), "--plot", str(tmp_path / "s.png"),
+        "--encoder", str(tmp_path / "enc.json"), "--db", str(tmp_path / "db.sqlite"),
+        "--cache-dir", os.environ["STRATOFLOW_CACHE_DIR"], "--space", "tiny", "--domain", "12", "12", "6",
+        "--repeats", "2", "--jobs", "1", "--budget-search", "2", "--budget-space", "tiny",
+        "--budget-strategy", "random", "--stencils", *STENCILS[:2], "--search-only",
+    ])  # fmt: skip
+    assert tuning.run(args) == 0
+    out = json.loads((tmp_path / "s.json").read_text())
+    assert out["search_only"] is True and out["budget_search"]["stencils"] == sorted(STENCILS[:2])
+    assert [(r["stencil"], r["evaluated"], r["space_size"]) for r in out["exhaustive_progress"]] == [
+        (n, 3, 3) for n in STENCILS[:2]
+    ]
+    assert not (tmp_path / "s.md").exists() and not (tmp_path / "enc.json").exists()
+    with pytest.raises(tuning.BenchmarkError, match="exclude each other"):
+        tuning.run(p.parse_args([*map(str, ["--json", tmp_path / "x.json", "--search-only", "--no-search"])]))
