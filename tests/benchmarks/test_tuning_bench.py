@@ -27,21 +27,27 @@ STENCILS = ["laplacian_2d", "jacobi_2d", "laplacian_3d", "jacobi_3d"]
 BROKEN = "fv3core.stencils.fv3_pressure_gradient:cgrid_pressure_gradient[x]"
 
 
-@pytest.fixture(scope="module")
-def bench(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
-    tmp = tmp_path_factory.mktemp("bench-tuning")
+def _run(out: Path, db: Path, *extra: str) -> dict:
+    """``bench tuning`` on the tiny space, 12x12x6, writing ``out`` (+ .md/.png/.enc.json beside
+    it), with the budgeted random search of 2 on the first two stencils; its JSON."""
     p = argparse.ArgumentParser()
     tuning.add_arguments(p)
     args = p.parse_args([
-        "--json", str(tmp / "t.json"), "--markdown", str(tmp / "t.md"), "--plot", str(tmp / "t.png"),
-        "--encoder", str(tmp / "enc.json"), "--db", str(tmp / "db.sqlite"),
+        "--json", str(out), "--markdown", str(out.with_suffix(".md")), "--plot", str(out.with_suffix(".png")),
+        "--encoder", str(out.with_suffix(".enc.json")), "--db", str(db),
         "--cache-dir", os.environ["STRATOFLOW_CACHE_DIR"], "--space", "tiny", "--domain", "12", "12", "6",
         "--candidates", "1", "--k", "2", "--dims", "2", "--rounds", "2", "--repeats", "3", "--jobs", "1",
-        "--finalists", "2", "--budget-search", "2", "--budget-space", "tiny", "--budget-strategy", "random",
-        "--budget-stencils", *STENCILS[:2], "--stencils", *STENCILS, BROKEN,
+        "--finalists", "2", "--budget-search", "2", "--budget-strategy", "random",
+        "--budget-stencils", *STENCILS[:2], *extra,
     ])  # fmt: skip
     assert tuning.run(args) == 0
-    return tmp, json.loads((tmp / "t.json").read_text())
+    return json.loads(out.read_text())
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    tmp = tmp_path_factory.mktemp("bench-tuning")
+    return tmp, _run(tmp / "t.json", tmp / "db.sqlite", "--budget-space", "tiny", "--stencils", *STENCILS, BROKEN)
 
 
 def test_bench_scores_every_method_with_intervals(bench: tuple[Path, dict]) -> None:
@@ -69,7 +75,7 @@ def test_bench_scores_every_method_with_intervals(bench: tuple[Path, dict]) -> N
     assert p["summary"]["eval_fraction_of_budgeted"] == pytest.approx(0.5)
     assert isinstance(p["summary"]["target_met"], bool)
     assert set(p["budget_search"]["stencils"]) == set(STENCILS[:2])
-    assert LearnedEncoder.load(tmp / "enc.json").trained_on == tuple(sorted(STENCILS, key=STENCILS.index))
+    assert LearnedEncoder.load(tmp / "t.enc.json").trained_on == tuple(sorted(STENCILS, key=STENCILS.index))
     assert (tmp / "t.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     md = (tmp / "t.md").read_text()
     assert "| `learned` |" in md and "paired p (Wilcoxon)" in md and f"| `{BUDGETED}` |" in md
@@ -110,44 +116,27 @@ def test_no_search_replays_stored_budgeted_searches(bench: tuple[Path, dict], tm
     re-measurements are reused); a budgeted search the database does not hold (another space) is
     left out of the comparison instead of being measured."""
     tmp, first = bench
-    base = ["--markdown", str(tmp_path / "t.md"), "--plot", str(tmp_path / "t.png"),
-            "--encoder", str(tmp_path / "enc.json"), "--db", str(tmp / "db.sqlite"),
-            "--cache-dir", os.environ["STRATOFLOW_CACHE_DIR"], "--space", "tiny", "--domain", "12", "12", "6",
-            "--candidates", "1", "--k", "2", "--dims", "2", "--rounds", "2", "--repeats", "3", "--jobs", "1",
-            "--finalists", "2", "--budget-search", "2", "--budget-strategy", "random",
-            "--budget-stencils", *STENCILS[:2], "--stencils", *STENCILS, "--no-search"]  # fmt: skip
-    p = argparse.ArgumentParser()
-    tuning.add_arguments(p)
     (tmp_path / "r.remeasure.json").write_text((tmp / "t.remeasure.json").read_text())
-    assert tuning.run(p.parse_args([*base, "--json", str(tmp_path / "r.json"), "--budget-space", "tiny"])) == 0
-    again = json.loads((tmp_path / "r.json").read_text())
+    again = _run(tmp_path / "r.json", tmp / "db.sqlite", "--budget-space", "tiny", "--stencils", *STENCILS,
+                 "--no-search")  # fmt: skip
     assert again["budget_search"]["stencils"] == {
         n: {**b, "builds": 0} for n, b in first["budget_search"]["stencils"].items()
     }
     assert [r["methods"] for r in again["results"]] == [r["methods"] for r in first["results"]]
-    assert tuning.run(p.parse_args([*base, "--json", str(tmp_path / "c.json"), "--budget-space", "compact"])) == 0
-    other = json.loads((tmp_path / "c.json").read_text())
+    other = _run(tmp_path / "c.json", tmp / "db.sqlite", "--budget-space", "compact", "--stencils", *STENCILS,
+                 "--no-search")  # fmt: skip
     assert other["budget_search"]["stencils"] == {} and other["summary"]["eval_fraction_of_budgeted"] is None
 
 
 def test_search_only_searches_and_writes_no_comparison(tmp_path: Path) -> None:
     """Reference: the tiny space's 3 schedules. --search-only completes both stencils' searches
     (and a budgeted one) in the database and writes their progress, but no page and no encoder."""
-    p = argparse.ArgumentParser()
-    tuning.add_arguments(p)
-    args = p.parse_args([
-        "--json", str(tmp_path / "s.json"), "--markdown", str(tmp_path / "s.md"), "--plot", str(tmp_path / "s.png"),
-        "--encoder", str(tmp_path / "enc.json"), "--db", str(tmp_path / "db.sqlite"),
-        "--cache-dir", os.environ["STRATOFLOW_CACHE_DIR"], "--space", "tiny", "--domain", "12", "12", "6",
-        "--repeats", "2", "--jobs", "1", "--budget-search", "2", "--budget-space", "tiny",
-        "--budget-strategy", "random", "--stencils", *STENCILS[:2], "--search-only",
-    ])  # fmt: skip
-    assert tuning.run(args) == 0
-    out = json.loads((tmp_path / "s.json").read_text())
+    out = _run(tmp_path / "s.json", tmp_path / "db.sqlite", "--budget-space", "tiny", "--stencils", *STENCILS[:2],
+               "--search-only")  # fmt: skip
     assert out["search_only"] is True and out["budget_search"]["stencils"] == sorted(STENCILS[:2])
     assert [(r["stencil"], r["evaluated"], r["space_size"]) for r in out["exhaustive_progress"]] == [
         (n, 3, 3) for n in STENCILS[:2]
     ]
-    assert not (tmp_path / "s.md").exists() and not (tmp_path / "enc.json").exists()
+    assert not (tmp_path / "s.md").exists() and not (tmp_path / "s.enc.json").exists()
     with pytest.raises(tuning.BenchmarkError, match="exclude each other"):
-        tuning.run(p.parse_args([*map(str, ["--json", tmp_path / "x.json", "--search-only", "--no-search"])]))
+        _run(tmp_path / "x.json", tmp_path / "db.sqlite", "--search-only", "--no-search")
