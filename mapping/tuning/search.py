@@ -231,15 +231,11 @@ class Tuner:
         import optuna
 
         optuna.logging.set_verbosity(optuna.logging.WARNING)
-        by_backend: dict[str, list[Schedule]] = {}
+        by_build: dict[str, dict[str, list[Schedule]]] = {}  # backend -> build key -> schedules
         for s in space:
-            by_backend.setdefault(s.backend, []).append(s)
-        builds = {b: KnobChoice([x for x in {x.build_key: x for x in ss}.values()], build_knobs)
-                  for b, ss in by_backend.items()}  # fmt: skip
-        runtimes = {
-            b: {k: KnobChoice([x for x in ss if x.build_key == k], runtime_knobs) for k in {x.build_key for x in ss}}
-            for b, ss in by_backend.items()
-        }  # fmt: skip
+            by_build.setdefault(s.backend, {}).setdefault(s.build_key, []).append(s)
+        builds = {b: KnobChoice([ss[0] for ss in bs.values()], build_knobs) for b, bs in by_build.items()}
+        runtimes = {k: KnobChoice(ss, runtime_knobs) for bs in by_build.values() for k, ss in bs.items()}
         study = optuna.create_study(
             direction="minimize", sampler=optuna.samplers.TPESampler(seed=seed, n_startup_trials=5)
         )
@@ -249,9 +245,9 @@ class Tuner:
             trials, picks = [], []
             for _ in range(batch):
                 trial = study.ask()
-                backend = trial.suggest_categorical("backend", sorted(by_backend))
+                backend = trial.suggest_categorical("backend", sorted(by_build))
                 build = builds[backend].suggest(trial, f"{backend}:")
-                s = runtimes[backend][build.build_key].suggest(trial, "")
+                s = runtimes[build.build_key].suggest(trial, "")
                 trials.append(trial)
                 picks.append(s)
             evs = self.evaluate([p for p in picks if p.key not in seen], result)

@@ -56,19 +56,21 @@ class StandIn:
 
 def test_invalid_proposals_teach_the_search_to_avoid_them(tmp_path: Path) -> None:
     """Invalid schedules are told to TPE as bad results, not dropped, and each knob is its own
-    parameter: in the second half of a 120-evaluation budget at most 20% of the new proposals are
-    invalid (15-18% over seeds 0-2; 20-38% over seeds 0-3 when invalid trials were dropped and a
-    build was one integer index; a third of the dace builds carry ``vectorize``), and the search
-    finds the constructed optimum's build."""
-    ev = StandIn(tmp_path)
-    tuner = Tuner("laplacian_2d", ev, TuningDB(tmp_path / "db.sqlite"))  # type: ignore[arg-type]
-    res = tuner.search(full_space(), "optuna", budget=120, seed=0)
-    assert len(res.evaluations) == 120 and len({e.schedule.key for e in res.evaluations}) == 120
-    late = ev.asked[60:]
+    parameter: over seeds 0-3, in the second half of an 80-evaluation budget at most 15% of the
+    new proposals are invalid (11% measured; 24% when invalid trials were dropped and a build was
+    one integer index; a third of the dace builds carry ``vectorize``), and every search finds the
+    constructed optimum's build."""
+    late = []
+    for seed in range(4):
+        ev = StandIn(tmp_path)
+        tuner = Tuner("laplacian_2d", ev, TuningDB(tmp_path / f"db{seed}.sqlite"))  # type: ignore[arg-type]
+        res = tuner.search(full_space(), "optuna", budget=80, seed=seed)
+        assert len(res.evaluations) == 80 and len({e.schedule.key for e in res.evaluations}) == 80
+        late += ev.asked[40:]
+        best = res.best.schedule
+        assert (best.backend, best.oir_skip, best.threads) == ("gt:cpu_kfirst", ("OnTheFlyMerging",), 2)
     share = sum(_invalid(s) for s in late) / len(late)
-    assert share <= 0.20, f"{share:.0%} of the late proposals are invalid"
-    best = res.best.schedule
-    assert (best.backend, best.oir_skip, best.threads) == ("gt:cpu_kfirst", ("OnTheFlyMerging",), 2)
+    assert share <= 0.15, f"{share:.0%} of the late proposals are invalid"
 
 
 def test_a_budget_tpe_cannot_fill_is_filled_at_random(tmp_path: Path, caplog) -> None:  # noqa: ANN001
