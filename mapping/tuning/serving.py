@@ -58,9 +58,14 @@ class WorkerServer:
                 env=child_env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True,
                 preexec_fn=(lambda: os.sched_setaffinity(0, cores)) if cores else None,
             )  # fmt: skip
-        self.alive = self._answer(startup_timeout_s) is not None
-        if not self.alive:
+        self._ok = self._answer(startup_timeout_s) is not None
+        if not self._ok:
             self._kill(f"did not start within {startup_timeout_s:.0f} s")
+
+    @property
+    def alive(self) -> bool:
+        """Started, answering so far, and its process still running."""
+        return self._ok and self.proc.poll() is None
 
     def _answer(self, timeout: float) -> dict[str, Any] | None:
         """The next result line within ``timeout`` seconds, or None (child died or is too slow)."""
@@ -100,7 +105,7 @@ class WorkerServer:
             return ""
 
     def _kill(self, why: str) -> None:
-        self.alive = False
+        self._ok = False
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait()
@@ -123,5 +128,5 @@ class WorkerServer:
                     stream.close()
                 except OSError:
                     pass
-        self.alive = False
+        self._ok = False
         self.tmp.cleanup()

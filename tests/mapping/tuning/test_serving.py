@@ -56,18 +56,19 @@ def _is_zombie(pid: int) -> bool:
         return False
 
 
-def test_a_dead_worker_is_replaced() -> None:
-    """A measuring worker killed between calls is noticed and replaced: the next call still
-    measures validly, with one more process started."""
+def test_dead_workers_are_replaced() -> None:
+    """The measuring and the build worker killed between calls are noticed and replaced before
+    they are asked: the next call still builds and measures validly, with two more processes."""
     with Evaluator("laplacian_2d", _config()) as ev:
         assert all(e.ok for e in ev(ONE_ENV))
         started = ev.started
-        (srv,) = ev._servers.values()
-        os.kill(srv.proc.pid, signal.SIGKILL)
-        srv.proc.wait()
+        for srv in [*ev._servers.values(), *ev._builders]:
+            assert srv is not None
+            os.kill(srv.proc.pid, signal.SIGKILL)
+            srv.proc.wait()
         again = ev(ONE_ENV)
         assert all(e.ok for e in again), [e.error for e in again]
-        assert ev.started == started + 1
+        assert ev.started == started + 2
 
 
 def test_a_schedule_without_an_answer_is_retried_once_then_recorded_as_timed_out() -> None:
