@@ -1,12 +1,12 @@
 """Build, validate and time schedules of one stencil; runs in a child process.
 
 ``python -m mapping.tuning.worker REQUEST.json RESULTS.jsonl`` reads a request
-``{"mode": "build"|"measure"|"serve"|"serve-build", "target", "domain", "schedules",
-"cache_dir", "repeats", "warmup", "seed"}`` and appends one JSON line per schedule to RESULTS, so
-a crash or timeout loses only the schedule being worked on. ``serve`` (measure) and
-``serve-build`` keep the process alive and handle each schedule sent as a JSON line on stdin,
-answering on stdout (:mod:`mapping.tuning.serving`): the imports and the reference run are paid
-once per process, not once per schedule. Measuring validates each schedule's output against the
+``{"mode": "measure"|"serve"|"serve-build", "target", "domain", "schedules", "cache_dir",
+"repeats", "warmup", "seed"}`` and appends one JSON line per schedule to RESULTS, so a crash or
+timeout loses only the schedule being worked on (``measure`` handles the request's schedules
+and ends). ``serve`` (measure) and ``serve-build`` keep the process alive and handle each
+schedule sent as a JSON line on stdin, answering on stdout (:mod:`mapping.tuning.serving`): the
+imports and the reference run are paid once per process, not once per schedule. Measuring validates each schedule's output against the
 numpy backend on the same inputs (differential testing) before timing it; an invalid schedule
 is recorded with the reason and never timed.
 """
@@ -178,7 +178,9 @@ def run_request(request: Mapping[str, Any], results: Path) -> None:
     cache_dir = request["cache_dir"]
     schedules = [Schedule.from_dict(s) for s in request["schedules"]]
     mode = request["mode"]
-    if mode in ("build", "serve-build"):
+    if mode not in ("measure", "serve", "serve-build"):
+        raise TuningError(f"unknown worker mode {mode!r}")
+    if mode == "serve-build":
         handle: Callable[[Schedule], dict[str, Any]] = lambda s: build_record(target, s, cache_dir)  # noqa: E731
     else:
         seed = int(request.get("seed", 0))
