@@ -134,8 +134,9 @@ class Evaluator:
     ``with Evaluator(...) as ev``) ends them; they also end when the evaluator is collected.
     """
 
-    #: measuring workers kept alive at once (one per OpenMP environment in use)
-    max_servers = 4
+    #: measuring workers kept alive at once: one per OpenMP environment of the spaces (12), about
+    #: 230 MB each with GT4Py and DaCe imported
+    max_servers = 12
 
     def __init__(self, target: str, config: MeasureConfig | None = None) -> None:
         self.target = target
