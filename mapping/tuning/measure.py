@@ -349,8 +349,9 @@ class Evaluator:
         return [results[s.key] for s in schedules]
 
     def _measure(self, env_items: tuple[tuple[str, str], ...], schedule: Schedule) -> dict[str, Any] | None:
-        """``schedule``'s record from the measuring worker of its environment; a worker that dies
-        or times out is replaced and the schedule tried once more; None if that fails too."""
+        """``schedule``'s record from the measuring worker of its environment, pinned to its
+        first ``OMP_NUM_THREADS`` cores as in :meth:`interleaved`; a worker that dies or times
+        out is replaced and the schedule tried once more; None if that fails too."""
         for _ in range(2):
             srv = self._servers.pop(env_items, None)
             if srv is None or not srv.alive:
@@ -358,7 +359,8 @@ class Evaluator:
                     srv.close()
                 while len(self._servers) >= self.max_servers:
                     self._servers.popitem(last=False)[1].close()
-                srv = self._serve("serve", dict(env_items))
+                env = dict(env_items)
+                srv = self._serve("serve", env, pinned_cores(int(env.get("OMP_NUM_THREADS", "1"))))
             self._servers[env_items] = srv  # most recently used last
             rec = srv.ask(schedule, self.config.run_timeout_s)
             if rec is not None:

@@ -15,7 +15,7 @@ import os
 import signal
 from pathlib import Path
 
-from mapping.tuning.measure import TIMEOUT, Evaluator, MeasureConfig
+from mapping.tuning.measure import TIMEOUT, Evaluator, MeasureConfig, pinned_cores
 from mapping.tuning.schedule import Schedule
 
 DOMAIN = (12, 12, 6)
@@ -30,7 +30,8 @@ def _config(**kw: object) -> MeasureConfig:
 
 def test_workers_are_started_once_and_reused_across_calls() -> None:
     """Three calls, two OpenMP environments: one build worker and two measuring workers in all
-    (one process per schedule and call would be 2 + 5 + 2 = 9)."""
+    (one process per schedule and call would be 2 + 5 + 2 = 9), each measuring worker bound to
+    as many cores as its threads."""
     with Evaluator("laplacian_2d", _config()) as ev:
         first = ev(ONE_ENV)
         second = ev([*ONE_ENV, TWO_THREADS])
@@ -38,6 +39,9 @@ def test_workers_are_started_once_and_reused_across_calls() -> None:
         assert all(e.ok for e in first + second + third), [e.error for e in first + second + third]
         assert ev.started == 3
         assert len(ev._servers) == 2 and all(s.alive for s in ev._servers.values())
+        for env_items, srv in ev._servers.items():  # pinned to their first OMP_NUM_THREADS cores
+            want = pinned_cores(int(dict(env_items)["OMP_NUM_THREADS"]))
+            assert want is None or os.sched_getaffinity(srv.proc.pid) == want
         pids = [s.proc.pid for s in ev._servers.values()]
     # closing ends every worker
     for pid in pids:
