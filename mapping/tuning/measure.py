@@ -262,7 +262,8 @@ class Evaluator:
         environment, all alive at once; ``rounds`` rounds each measure every schedule once (the
         order of environments rotated, reversed every other round), pooling all timed samples.
         ``pin``: each child is bound to its first ``OMP_NUM_THREADS`` allowed cores
-        (``sched_setaffinity``, as ``taskset`` does) with ``OMP_PLACES=cores``.
+        (``sched_setaffinity``, as ``taskset`` does; no ``OMP_PLACES``, so the schedule's own
+        binding, or none, applies within them).
         Returns key -> {status, median_s, min_s, noise, samples, samples_s (every timing)}.
         Schedules should be built already (they were, by the search that found them)."""
         groups: dict[tuple[tuple[str, str], ...], list[Schedule]] = {}

@@ -50,8 +50,6 @@ class WorkerServer:
         req.write_text(json.dumps({**request, "mode": mode, "schedules": []}))
         self.stderr_path = tmp / "stderr.txt"
         child_env = {**os.environ, **env}
-        if cores is not None:
-            child_env["OMP_PLACES"] = "cores"
         with self.stderr_path.open("w") as err:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "mapping.tuning.worker", str(req), str(res)],
