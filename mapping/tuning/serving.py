@@ -3,7 +3,7 @@ reference run once, then builds or measures every schedule sent to it.
 
 A :class:`WorkerServer` runs ``python -m mapping.tuning.worker`` in ``serve`` (measure) or
 ``serve-build`` mode: each schedule goes to its stdin as a JSON line and its record comes back
-on stdout behind :data:`~mapping.tuning.worker.RESULT_MARK` (other output of the child, such as
+on stdout behind :data:`RESULT_MARK` (other output of the child, such as
 a compiler's, is skipped). A child that dies or does not answer in time is killed; the caller
 decides whether to start a fresh one and retry.
 """
@@ -26,6 +26,9 @@ from mapping.tuning.schedule import Schedule
 
 log = logging.getLogger(__name__)
 
+#: Prefix of the result lines a serving worker writes to stdout.
+RESULT_MARK = "@@stratoflow-result "
+
 
 class WorkerServer:
     """One serving worker process for ``target``; ``ask(schedule, timeout)`` -> its record or None."""
@@ -38,21 +41,18 @@ class WorkerServer:
         startup_timeout_s: float,
         cores: set[int] | None = None,
     ) -> None:
-        from mapping.tuning.worker import RESULT_MARK
-
         if mode not in ("serve", "serve-build"):
             raise ValueError(f"unknown serving mode {mode!r}")
-        self.mark = RESULT_MARK
         self.mode = mode
         self.tmp = tempfile.TemporaryDirectory(prefix="stratoflow-serve-")
         tmp = Path(self.tmp.name)
-        req, res = tmp / "request.json", tmp / "results.jsonl"
+        req = tmp / "request.json"
         req.write_text(json.dumps({**request, "mode": mode, "schedules": []}))
         self.stderr_path = tmp / "stderr.txt"
         child_env = {**os.environ, **env}
         with self.stderr_path.open("w") as err:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "mapping.tuning.worker", str(req), str(res)],
+                [sys.executable, "-m", "mapping.tuning.worker", str(req)],
                 env=child_env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True,
                 preexec_fn=(lambda: os.sched_setaffinity(0, cores)) if cores else None,
             )  # fmt: skip
@@ -76,8 +76,8 @@ class WorkerServer:
             line = self.proc.stdout.readline()
             if not line:
                 return None
-            if line.startswith(self.mark):
-                return json.loads(line[len(self.mark):])
+            if line.startswith(RESULT_MARK):
+                return json.loads(line[len(RESULT_MARK):])
         return None
 
     def ask(self, schedule: Schedule, timeout: float) -> dict[str, Any] | None:

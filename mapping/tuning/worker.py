@@ -1,10 +1,10 @@
 """Build, validate and time schedules of one stencil; runs in a child process.
 
-``python -m mapping.tuning.worker REQUEST.json RESULTS.jsonl`` reads a request
+``python -m mapping.tuning.worker REQUEST.json [RESULTS.jsonl]`` reads a request
 ``{"mode": "measure"|"serve"|"serve-build", "target", "domain", "schedules", "cache_dir",
-"repeats", "warmup", "seed"}`` and appends one JSON line per schedule to RESULTS, so a crash or
-timeout loses only the schedule being worked on (``measure`` handles the request's schedules
-and ends). ``serve`` (measure) and ``serve-build`` keep the process alive and handle each
+"repeats", "warmup", "seed"}``. ``measure`` handles the request's schedules, appending one JSON
+line per schedule to RESULTS so a crash or timeout loses only the schedule being worked on, and
+ends. ``serve`` (measure) and ``serve-build`` keep the process alive and handle each
 schedule sent as a JSON line on stdin, answering on stdout (:mod:`mapping.tuning.serving`): the
 imports and the reference run are paid once per process, not once per schedule. Measuring validates each schedule's output against the
 numpy backend on the same inputs (differential testing) before timing it; an invalid schedule
@@ -29,14 +29,13 @@ import numpy as np
 from mapping.tuning.errors import TuningError
 from mapping.tuning.programs import ProgramRunner, ProgramTarget
 from mapping.tuning.schedule import Schedule
+from mapping.tuning.serving import RESULT_MARK
 from mapping.tuning.targets import TuningTarget, resolve
 
 Target = TuningTarget | ProgramTarget
 
 log = logging.getLogger(__name__)
 
-#: Prefix of the result lines a serving worker writes to stdout.
-RESULT_MARK = "@@stratoflow-result "
 
 #: Relative tolerance of the differential check (compiled code may contract to FMAs).
 RTOL = 1e-9
@@ -172,7 +171,9 @@ def _append(path: Path, rec: dict[str, Any]) -> None:
         os.fsync(fh.fileno())
 
 
-def run_request(request: Mapping[str, Any], results: Path) -> None:
+def run_request(request: Mapping[str, Any], results: Path | None) -> None:
+    """Handle ``request``: ``measure`` appends each schedule's record to ``results``; the
+    serving modes answer on stdout and write no file."""
     target = resolve(request["target"])
     domain = target.domain(*request["domain"])
     cache_dir = request["cache_dir"]
@@ -190,8 +191,10 @@ def run_request(request: Mapping[str, Any], results: Path) -> None:
             repeats=int(request.get("repeats", 7)), warmup=int(request.get("warmup", 2)),
         )  # fmt: skip
     if mode.startswith("serve"):
-        _serve(handle, results)
+        _serve(handle)
         return
+    if results is None:
+        raise TuningError("the measure mode needs a RESULTS file")
     for s in schedules:
         _append(results, handle(s))
 
@@ -207,7 +210,7 @@ def build_record(target: Target, schedule: Schedule, cache_dir: str) -> dict[str
     return rec
 
 
-def _serve(handle: Callable[[Schedule], dict[str, Any]], results: Path) -> None:
+def _serve(handle: Callable[[Schedule], dict[str, Any]]) -> None:
     """Answer every schedule sent as a JSON line on stdin until EOF (:mod:`mapping.tuning.serving`)."""
     sys.stdout.write(RESULT_MARK + json.dumps({"ready": True}) + "\n")
     sys.stdout.flush()
@@ -215,7 +218,6 @@ def _serve(handle: Callable[[Schedule], dict[str, Any]], results: Path) -> None:
         if not line.strip():
             break
         rec = handle(Schedule.from_dict(json.loads(line)))
-        _append(results, rec)
         sys.stdout.write(RESULT_MARK + json.dumps(rec) + "\n")
         sys.stdout.flush()
 
@@ -223,7 +225,7 @@ def _serve(handle: Callable[[Schedule], dict[str, Any]], results: Path) -> None:
 def main(argv: list[str]) -> int:
     logging.basicConfig(level=logging.WARNING)
     request = json.loads(Path(argv[0]).read_text())
-    run_request(request, Path(argv[1]))
+    run_request(request, Path(argv[1]) if len(argv) > 1 else None)
     return 0
 
 
