@@ -155,10 +155,11 @@ def run(args: argparse.Namespace) -> int:
     budgeted: dict[str, dict[str, Any]] = {}
     budget_space = get_space(args.budget_space)
     if not args.no_search:
-        for name in names:
+        for i, name in enumerate(names):
             if args.max_minutes is not None and time.monotonic() - t_start > 60 * args.max_minutes:
-                log.warning("--max-minutes reached: not searching %s (rerun to resume)", name)
-                continue
+                log.warning("--max-minutes reached: %d stencils not searched, from %s on (rerun to resume)",
+                            len(names) - i, name)  # fmt: skip
+                break
             with (
                 tqdm(total=len(space) + 1, desc=f"exhaustive {name}", unit="sched", disable=None) as bar,
                 Evaluator(name, cfg) as evaluator,
@@ -194,7 +195,7 @@ def run(args: argparse.Namespace) -> int:
     if args.no_search:
         for name in names:
             if _budgeted(args, name):
-                replay = Tuner(name, _StoredOnly(name, cfg), db)  # type: ignore[arg-type]
+                replay = Tuner(name, Evaluator(name, cfg), db, stored_only=True)
                 try:
                     _record_budgeted(budgeted, replay.search(
                         budget_space, args.budget_strategy, args.budget_search, args.seed))
@@ -376,24 +377,6 @@ def _record_budgeted(budgeted: dict[str, dict[str, Any]], result: Any) -> None:
             "best": min(ok, key=lambda e: e.median_s).schedule,
             "evaluations": len(result.evaluations), "builds": result.builds,
         }  # fmt: skip
-
-
-class _StoredOnly:
-    """An evaluator for replaying a search from the database: asked to measure anything, it
-    refuses (the search is not complete there)."""
-
-    builds = runs = 0
-
-    def __init__(self, name: str, config: Any) -> None:
-        self.name, self.config = name, config
-
-    def __call__(self, schedules: list[Any], progress: Any = None) -> list[Any]:
-        from mapping.tuning.errors import TuningError
-
-        raise TuningError(
-            f"{len(schedules)} schedules of the budgeted search are not in the database "
-            f"(rerun without --no-search to measure them)"
-        )
 
 
 def _complete(searched: dict[str, dict[str, Any]], space: Any) -> dict[str, dict[str, Any]]:

@@ -74,8 +74,8 @@ class KnobChoice:
     def __init__(self, options: Sequence[Schedule], knobs: Callable[[Schedule], dict[str, str]]) -> None:
         self.options = list(options)
         self.values = [knobs(o) for o in self.options]
-        self.varying = {k: sorted({v[k] for v in self.values}) for k in self.values[0]}
-        self.varying = {k: vs for k, vs in self.varying.items() if len(vs) > 1}
+        choices = {k: sorted({v[k] for v in self.values}) for k in self.values[0]}
+        self.varying = {k: vs for k, vs in choices.items() if len(vs) > 1}
 
     def suggest(self, trial: object, prefix: str) -> Schedule:
         want = {k: trial.suggest_categorical(prefix + k, vs) for k, vs in self.varying.items()}  # type: ignore[attr-defined]
@@ -84,7 +84,11 @@ class KnobChoice:
 
 
 class Tuner:
-    """Searches one stencil's schedule space; ``Tuner(stencil, evaluator, db)``."""
+    """Searches one stencil's schedule space; ``Tuner(stencil, evaluator, db)``.
+
+    ``stored_only``: replay searches from the database; a schedule it does not hold is a
+    :class:`TuningError` instead of a measurement (the same seed proposes the same schedules).
+    """
 
     def __init__(
         self,
@@ -92,6 +96,7 @@ class Tuner:
         evaluator: Evaluator,
         db: TuningDB,
         progress: Callable[[int], object] | None = None,
+        stored_only: bool = False,
     ) -> None:
         self.target = resolve(stencil)
         self.stencil = self.target.name  # canonical: the database key
@@ -99,6 +104,7 @@ class Tuner:
         self.db = db
         self.domain = evaluator.config.domain
         self.progress = progress
+        self.stored_only = stored_only
 
     # -- embedding --------------------------------------------------------------------
     def profile(self, stream_gbs: float) -> Embedding:
@@ -172,6 +178,11 @@ class Tuner:
             k: e for k, e in self.db.evaluations(self.stencil, self.domain).items() if e.status != TIMEOUT
         }
         todo = [s for s in schedules if s.key not in known]
+        if todo and self.stored_only:
+            raise TuningError(
+                f"{len(todo)} schedules of the search are not in the database "
+                "(rerun without --no-search to measure them)"
+            )
         if result is not None:
             result.reused += len(schedules) - len(todo)
 
@@ -261,11 +272,11 @@ class Tuner:
                     study.tell(trial, self._penalty(seen.values()))
             if len(study.trials) > 20 * budget:
                 break  # the sampler keeps proposing known schedules: the rest at random
-        rest = [s for s in space if s.key not in seen]
         want = min(budget, len(space)) - len(seen)
         if want > 0:
             log.info("%s: TPE proposed only known schedules for %d trials; %d more drawn at random",
                      self.stencil, len(study.trials), want)  # fmt: skip
+            rest = [s for s in space if s.key not in seen]
             for ev in self.evaluate(random.Random(seed).sample(rest, want), result):
                 seen[ev.schedule.key] = ev
         log.info("%s: %d TPE trials for %d evaluations", self.stencil, len(study.trials), len(seen))
