@@ -25,6 +25,7 @@ import copy
 import logging
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,7 @@ __all__ = [
     "eve",
     "gtir",
     "install_sdfg_option",
+    "LOWERED_SDFGS",
     "oir_pipeline_without",
     "parse_gtir",
     "run_arguments",
@@ -198,13 +200,76 @@ def compiled_launch(
 # -- SDFG transformations in the dace backends -----------------------------------------------
 _sdfg_lock = threading.Lock()
 _sdfg_options: dict[str, Callable[[Any, str], None]] = {}
+#: Backend options that reach only the C++ compiler, not the SDFG.
+_COMPILER_ONLY_OPTIONS = frozenset({"extra_opt_flags"})
+#: How many lowered SDFGs a process keeps (see :class:`LoweredSDFGs`).
+LOWERED_SDFG_CAPACITY = 8
+
+
+class LoweredSDFGs:
+    """Simplified SDFGs of stencils before any transformation of the options of
+    :func:`install_sdfg_option`, the least recently used dropped beyond ``capacity``.
+
+    A build with such an option deep-copies the SDFG lowered for an earlier build of the same
+    stencil that differs only in that option or in compiler flags, instead of lowering it again
+    (schedule tree, SDFG, two simplifications: seconds for a stencil with many regions). A
+    tuning build worker tries many transformation lists on one stencil. The key is everything
+    the lowering reads: the backend, a content hash of the stencil's GTIR, the other backend
+    options (the OIR pipeline among them) and ``OMP_NUM_THREADS``, which decides whether the
+    vertical loop is pushed inside. Internal: ``eve.utils.content_hash`` of GTIR nodes, and the
+    lowering of :func:`install_sdfg_option`."""
+
+    def __init__(self, capacity: int = LOWERED_SDFG_CAPACITY) -> None:
+        self.capacity = capacity
+        self.lowerings = 0
+        self._sdfgs: OrderedDict[str, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def key(backend: Any) -> str:
+        builder = backend.builder
+        opts = builder.options.backend_opts
+        rest = sorted((k, repr(v)) for k, v in opts.items()
+                      if k not in _sdfg_options and k not in _COMPILER_ONLY_OPTIONS)  # fmt: skip
+        return eve.utils.content_hash(backend.name, builder.gtir, rest, os.environ.get("OMP_NUM_THREADS"))
+
+    def sdfg(self, backend: Any) -> Any:
+        """A fresh copy of ``backend``'s stencil lowered and simplified, as GT4Py's own code
+        generation prepares it."""
+        from gt4py.cartesian.backend import dace_backend as db
+
+        key = self.key(backend)
+        with self._lock:
+            lowered = self._sdfgs.get(key)
+            if lowered is not None:
+                self._sdfgs.move_to_end(key)
+        if lowered is None:
+            lowered = copy.deepcopy(db.SDFGManager(backend.builder).sdfg_via_schedule_tree())
+            db._specialize_transient_strides(lowered, backend.storage_info)
+            lowered.simplify(validate=True, skip={"ScalarToSymbolPromotion"})
+            with self._lock:
+                self.lowerings += 1
+                self._sdfgs[key] = lowered
+                while len(self._sdfgs) > self.capacity:
+                    self._sdfgs.popitem(last=False)
+        return copy.deepcopy(lowered)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._sdfgs.clear()
+
+
+#: The process's lowered SDFGs, used by the builds of :func:`install_sdfg_option`.
+LOWERED_SDFGS = LoweredSDFGs()
 
 
 def install_sdfg_option(option: str, transform: Callable[[Any, str], None]) -> None:
     """Add the versioned backend option ``option`` (a string) to the dace CPU backends: a
     stencil built with it has ``transform(sdfg, value)`` applied to its SDFG between
     simplification and code generation.  Because the option is versioned, each value gets its
-    own entry in GT4Py's build cache; without it the original code path runs.  Idempotent.
+    own entry in GT4Py's build cache; without it the original code path runs.  The simplified
+    SDFG comes from :data:`LOWERED_SDFGS`, so builds of one stencil that differ only in these
+    options lower it once per process.  Idempotent.
     Internal: ``dace_backend.DaceCPUBackend.options`` (and the KJI / k-first variants),
     ``DaCeExtGenerator.__call__``, ``SDFGManager.sdfg_via_schedule_tree``,
     ``_specialize_transient_strides``, ``DaCeComputationCodegen`` and ``DaCeBindingsCodegen``."""
@@ -225,10 +290,7 @@ def install_sdfg_option(option: str, transform: Callable[[Any, str], None]) -> N
             chosen = [(name, opts[name]) for name in _sdfg_options if opts.get(name)]
             if not chosen:
                 return original(self)
-            manager = db.SDFGManager(self.backend.builder)
-            sdfg = copy.deepcopy(manager.sdfg_via_schedule_tree())
-            db._specialize_transient_strides(sdfg, self.backend.storage_info)
-            sdfg.simplify(validate=True, skip={"ScalarToSymbolPromotion"})
+            sdfg = LOWERED_SDFGS.sdfg(self.backend)
             for name, value in chosen:
                 _sdfg_options[name](sdfg, value)
             sdfg.validate()

@@ -8,6 +8,7 @@ A failure here after a GT4Py upgrade names the internal that moved."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import numpy as np
@@ -144,6 +145,60 @@ def test_install_sdfg_option_registers_a_versioned_backend_option() -> None:
     for name in ("SDFGManager", "_specialize_transient_strides", "DaCeComputationCodegen",
                  "DaCeBindingsCodegen"):  # fmt: skip
         assert hasattr(db, name), name
+
+
+def _omp_schedule(sdfg, value: str) -> None:
+    """Test transformation: every map's OpenMP schedule set to ``value``; ``keep`` changes nothing."""
+    from dace import dtypes
+    from dace.sdfg import nodes
+
+    for node, _ in sdfg.all_nodes_recursive() if value != "keep" else ():
+        if isinstance(node, nodes.MapEntry):
+            node.map.omp_schedule = dtypes.OMPScheduleType[value]
+
+
+def _dace_code(backend_opts: dict) -> list[str]:
+    """The lines of C++ GT4Py generates for ``scale`` on ``dace:cpu`` with ``backend_opts`` (not
+    compiled), sorted, with the object ids GT4Py puts into loop variable names
+    (``__k_140251383193360``, different in any two lowerings) and the stencil ID's hash in the
+    module name replaced. Sorted, because GT4Py's own order of the local declarations differs
+    between an SDFG it lowers and one it loads from its ``.sdfgz`` cache file."""
+    from gt4py.cartesian.backend import dace_backend as db
+    from gt4py.cartesian.definitions import BuildOptions
+    from gt4py.cartesian.stencil_builder import StencilBuilder
+
+    original = scale.__annotations__
+    scale.__annotations__ = gi.evaluated_annotations(scale)  # as gtscript.stencil evaluates them
+    try:
+        builder = StencilBuilder(scale, backend="dace:cpu",
+                                 options=BuildOptions(name="scale", module=__name__, backend_opts=backend_opts))  # fmt: skip
+        sources = db.DaCeExtGenerator(builder.class_name, builder.module_name, builder.backend)()
+    finally:
+        scale.__annotations__ = original
+    code = sources["computation"]["computation.hpp"] + sources["bindings"]["bindings.cpp"]
+    return sorted(re.sub(r"_(\d{9,}|[0-9a-f]{10})(?=\b|_)", "_ID", code).splitlines())
+
+
+def test_sdfg_option_builds_reuse_the_lowered_sdfg_and_generate_the_same_code(monkeypatch) -> None:
+    """Internal: ``DaCeExtGenerator`` and ``StencilBuilder``/``BuildOptions``. Builds that differ
+    only in an SDFG-transformation option lower the stencil once (:data:`LOWERED_SDFGS`), and each
+    generates the same C++ as a build that lowers afresh (reference: the same build after
+    ``LOWERED_SDFGS.clear()``). The transformation of one build must not leak into the next:
+    ``keep`` after ``Dynamic`` from the kept SDFG equals ``keep`` lowered anew. Another OIR
+    pipeline is another lowering."""
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    gi.install_sdfg_option("stratoflow_test_schedule", _omp_schedule)
+    lowered = gi.LOWERED_SDFGS
+    lowered.clear()
+    start = lowered.lowerings
+    dynamic = _dace_code({"stratoflow_test_schedule": "Dynamic", "extra_opt_flags": "-O2"})
+    kept = _dace_code({"stratoflow_test_schedule": "keep", "extra_opt_flags": "-O3"})
+    assert lowered.lowerings == start + 1
+    assert any("dynamic" in line for line in dynamic) and not any("dynamic" in line for line in kept)
+    lowered.clear()
+    assert _dace_code({"stratoflow_test_schedule": "keep"}) == kept
+    _dace_code({"stratoflow_test_schedule": "keep", "oir_pipeline": gi.oir_pipeline_without(["OnTheFlyMerging"])})
+    assert lowered.lowerings == start + 3
 
 
 def _internal_imports(path: Path) -> list[str]:
