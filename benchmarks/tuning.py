@@ -95,7 +95,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "lists what is searched; for spreading the searches over several runs")
     p.add_argument("--no-search", action="store_true",
                    help="only evaluate leave-one-out on what the database already holds (a budgeted "
-                   "search is replayed from it; one not complete there is left out)")
+                   "search is read back from it, or replayed through TPE if it was not recorded; one not "
+                   "complete there is left out)")
     p.add_argument("--markdown", type=Path, default=DOCS_BENCH / "tuning.md",
                    help="Markdown table to write (default docs/benchmarks/tuning.md)")
 

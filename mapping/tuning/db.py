@@ -1,4 +1,5 @@
-"""The tuning database: stencil embeddings, every evaluated schedule, applied schedules.
+"""The tuning database: stencil embeddings, every evaluated schedule, the schedules each
+budgeted search chose, applied schedules.
 
 SQLite at ``--db``, ``$STRATOFLOW_TUNING_DB`` or ``~/.cache/stratoflow/tuning.sqlite``.
 Evaluations are keyed by (stencil, machine, domain, schedule key), so searches resume: a
@@ -34,9 +35,15 @@ CREATE TABLE IF NOT EXISTS evaluations (
     error TEXT, created REAL, PRIMARY KEY (stencil, machine, domain, key));
 CREATE TABLE IF NOT EXISTS feature_status (
     stencil TEXT, machine TEXT, domain TEXT, status TEXT, PRIMARY KEY (stencil, machine, domain));
+CREATE TABLE IF NOT EXISTS searches (
+    stencil TEXT, machine TEXT, domain TEXT, spec TEXT, keys TEXT, created REAL,
+    PRIMARY KEY (stencil, machine, domain, spec));
 CREATE TABLE IF NOT EXISTS applied (
     stencil TEXT PRIMARY KEY, schedule TEXT, machine TEXT, speedup REAL, applied REAL);
 """
+
+#: Exported and imported tables (an export without ``searches`` imports as before).
+_TABLES = ("stencils", "feature_status", "evaluations", "searches", "applied")
 
 
 def default_db_path() -> Path:
@@ -214,6 +221,25 @@ class TuningDB:
             default.median_s if default and default.ok else None, len(evs),
         )
 
+    # -- budgeted searches -----------------------------------------------------------------
+    def put_search(self, stencil: str, domain: tuple[int, ...], spec: str, keys: list[str]) -> None:
+        """Record the schedule keys a completed search evaluated, in order; ``spec`` names the
+        search (strategy, budget, seed, space...) so that only the same search finds it."""
+        with self._conn() as con:
+            con.execute(
+                "INSERT OR REPLACE INTO searches VALUES (?,?,?,?,?,?)",
+                (stencil, self.machine, domain_key(domain), spec, json.dumps(keys), time.time()),
+            )
+
+    def search_keys(self, stencil: str, domain: tuple[int, ...], spec: str) -> list[str] | None:
+        """The keys :meth:`put_search` recorded for this search on this machine, or None."""
+        with self._conn() as con:
+            row = con.execute(
+                "SELECT keys FROM searches WHERE stencil=? AND machine=? AND domain=? AND spec=?",
+                (stencil, self.machine, domain_key(domain), spec),
+            ).fetchone()
+        return json.loads(row[0]) if row else None
+
     # -- applied schedules ----------------------------------------------------------------
     def apply(self, stencil: str, schedule: Schedule, speedup: float | None) -> None:
         with self._conn() as con:
@@ -235,7 +261,7 @@ class TuningDB:
     def export(self) -> dict[str, Any]:
         data: dict[str, Any] = {"format": "stratoflow-tuning-db/1"}
         with self._conn() as con:
-            for table in ("stencils", "feature_status", "evaluations", "applied"):
+            for table in _TABLES:
                 cur = con.execute(f"SELECT * FROM {table}")  # noqa: S608 (fixed table names)
                 cols = [c[0] for c in cur.description]
                 data[table] = [dict(zip(cols, row)) for row in cur.fetchall()]
@@ -249,7 +275,7 @@ class TuningDB:
             )
         n = 0
         with self._conn() as con:
-            for table in ("stencils", "feature_status", "evaluations", "applied"):
+            for table in _TABLES:
                 known = {c[1] for c in con.execute(f"PRAGMA table_info({table})")}
                 rows = data.get(table, [])
                 if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):

@@ -2,11 +2,15 @@
 
 Every evaluation is stored in the tuning database as it completes, and schedules already in the
 database (same machine and domain) are not measured again, so searches resume after a crash and
-an exhaustive search can be completed across several runs.
+an exhaustive search can be completed across several runs. A completed random or optuna search
+also records which schedules it chose (:func:`search_spec` names it), so running the same search
+again reads them instead of sampling anew.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import random
 from collections.abc import Callable, Iterable, Sequence
@@ -83,11 +87,24 @@ class KnobChoice:
         return self.options[score.index(max(score))]
 
 
+def search_spec(space: Sequence[Schedule], strategy: str, budget: int, seed: int, batch: int) -> str:
+    """What fixes a random or optuna search's choices: strategy, budget, seed, the space (its
+    keys in order, hashed) and, for optuna, how many schedules it asks for at a time."""
+    digest = hashlib.sha256("\n".join(s.key for s in space).encode()).hexdigest()[:16]
+    spec: dict[str, object] = {"strategy": strategy, "budget": budget, "seed": seed,
+                               "space": f"{len(space)}:{digest}"}  # fmt: skip
+    if strategy == "optuna":
+        spec["batch"] = batch
+    return json.dumps(spec, sort_keys=True)
+
+
 class Tuner:
     """Searches one stencil's schedule space; ``Tuner(stencil, evaluator, db)``.
 
     ``stored_only``: replay searches from the database; a schedule it does not hold is a
     :class:`TuningError` instead of a measurement (the same seed proposes the same schedules).
+    A random or optuna search the database has recorded (:func:`search_spec`) is read from
+    it; one not recorded is sampled, and recorded once complete.
     """
 
     def __init__(
@@ -221,14 +238,37 @@ class Tuner:
         if strategy == "exhaustive":
             chosen = list(space) if budget is None else list(space)[:budget]
             result.evaluations = self.evaluate(chosen, result)
-        elif strategy == "random":
+            return result
+        n = min(budget or len(space), len(space)) if strategy == "random" else budget or min(len(space), 20)
+        spec = search_spec(space, strategy, n, seed, max(1, self.evaluator.config.jobs))
+        recorded = self._recorded(space, spec, result)
+        if recorded is not None:
+            result.evaluations = recorded
+            return result
+        if strategy == "random":
             rng = random.Random(seed)
-            n = min(budget or len(space), len(space))
             chosen = [default] + rng.sample([s for s in space if s.key != default.key], n - 1)
             result.evaluations = self.evaluate(chosen[:n], result)
         else:
-            result.evaluations = self._optuna(space, budget or min(len(space), 20), seed, result)
+            result.evaluations = self._optuna(space, n, seed, result)
+        self.db.put_search(self.stencil, self.domain, spec, [e.schedule.key for e in result.evaluations])
         return result
+
+    def _recorded(self, space: Sequence[Schedule], spec: str, result: SearchResult) -> list[Evaluation] | None:
+        """The evaluations of the search ``spec`` if the database recorded it and still holds
+        every one of them (a timed-out one is measured again by sampling anew), else None."""
+        keys = self.db.search_keys(self.stencil, self.domain, spec)
+        if keys is None:
+            return None
+        known = self.db.evaluations(self.stencil, self.domain)
+        in_space = {s.key for s in space}
+        if not all(k in known and k in in_space and known[k].status != TIMEOUT for k in keys):
+            log.info("%s: the recorded search lacks stored evaluations; searching again", self.stencil)
+            return None
+        result.reused += len(keys)
+        if self.progress:
+            self.progress(len(keys))
+        return [known[k] for k in keys]
 
     @staticmethod
     def _penalty(evaluations: Iterable[Evaluation]) -> float:

@@ -11,10 +11,13 @@ from __future__ import annotations
 import zlib
 from pathlib import Path
 
+import pytest
+
 from mapping.tuning.db import TuningDB
+from mapping.tuning.errors import TuningError
 from mapping.tuning.measure import Evaluation, MeasureConfig
 from mapping.tuning.schedule import Schedule
-from mapping.tuning.search import Tuner
+from mapping.tuning.search import Tuner, search_spec
 from mapping.tuning.space import full_space
 
 
@@ -89,3 +92,40 @@ def test_a_budget_tpe_cannot_fill_is_filled_at_random(tmp_path: Path, caplog) ->
         res = tuner.search(space, "optuna", budget=25, seed=0)
     assert "8 more drawn at random" in caplog.text
     assert len(res.evaluations) == 25 == len({s.key for s in ev.asked})
+
+
+def test_a_completed_search_is_recorded_and_read_back_without_sampling(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    """Reference: the first search's own evaluations. The same search run again (same stencil,
+    space, strategy, budget, seed and batch) returns them in the same order from the database's
+    record, with TPE and the evaluator never called; another seed or batch is another search,
+    which a replay that may not measure cannot run; a record whose evaluations were deleted is
+    searched again, measuring only what is missing."""
+    db = TuningDB(tmp_path / "db.sqlite")
+    space = full_space()
+    first = Tuner("laplacian_2d", StandIn(tmp_path), db).search(space, "optuna", budget=30, seed=0)  # type: ignore[arg-type]
+    keys = [e.schedule.key for e in first.evaluations]
+    assert db.search_keys("laplacian_2d", (8, 8, 4), search_spec(space, "optuna", 30, 0, 2)) == keys
+
+    def no_tpe(*args: object, **kwargs: object) -> None:
+        raise AssertionError("TPE ran although the search is recorded")
+
+    monkeypatch.setattr(Tuner, "_optuna", no_tpe)
+    ev = StandIn(tmp_path)
+    again = Tuner("laplacian_2d", ev, db, stored_only=True).search(space, "optuna", budget=30, seed=0)  # type: ignore[arg-type]
+    assert [e.schedule.key for e in again.evaluations] == keys and again.reused == 30 and ev.asked == []
+    assert again.best.schedule == first.best.schedule
+    monkeypatch.undo()
+
+    other = {search_spec(space, "optuna", 30, 1, 2), search_spec(space, "optuna", 30, 0, 1),
+             search_spec(space[:-1], "optuna", 30, 0, 2), search_spec(space, "random", 30, 0, 2)}  # fmt: skip
+    assert search_spec(space, "optuna", 30, 0, 2) not in other and len(other) == 4
+    with pytest.raises(TuningError, match="not in the database"):
+        Tuner("laplacian_2d", StandIn(tmp_path), db, stored_only=True).search(space, "optuna", budget=30, seed=1)  # type: ignore[arg-type]
+
+    import sqlite3
+
+    with sqlite3.connect(db.path) as con:
+        con.execute("DELETE FROM evaluations WHERE key=?", (keys[-1],))
+    ev = StandIn(tmp_path)
+    redo = Tuner("laplacian_2d", ev, db).search(space, "optuna", budget=30, seed=0)  # type: ignore[arg-type]
+    assert [s.key for s in ev.asked] == [keys[-1]] and [e.schedule.key for e in redo.evaluations] == keys

@@ -1,4 +1,4 @@
-"""The SQLite tuning database: evaluations, best schedule, apply, export/import."""
+"""The SQLite tuning database: evaluations, best schedule, recorded searches, apply, export/import."""
 
 from __future__ import annotations
 
@@ -37,9 +37,17 @@ def test_apply_export_import(tmp_path: Path) -> None:
     db = TuningDB(tmp_path / "a.sqlite", machine="m1")
     _fill(db)
     db.apply("lap", Schedule("gt:cpu_ifirst", threads=1), 4.0)
+    keys = [Schedule("numpy").key, Schedule("dace:cpu").key]
+    db.put_search("lap", DOM, '{"seed": 0}', keys)
     data = db.export()
     other = TuningDB(tmp_path / "b.sqlite", machine="m1")
-    assert other.import_(data) == 1 + 1 + 3 + 1  # embedding, its feature status, 3 evaluations, applied
+    # embedding, its feature status, 3 evaluations, the recorded search, applied
+    assert other.import_(data) == 1 + 1 + 3 + 1 + 1
+    assert other.search_keys("lap", DOM, '{"seed": 0}') == keys and other.search_keys("lap", DOM, "{}") is None
+    assert TuningDB(tmp_path / "b.sqlite", machine="m2").search_keys("lap", DOM, '{"seed": 0}') is None
+    # an export made before searches were recorded has no such table and still imports
+    old = {k: v for k, v in data.items() if k != "searches"}
+    assert TuningDB(tmp_path / "c.sqlite", machine="m1").import_(old) == 1 + 1 + 3 + 1
     assert other.applied() == {"lap": Schedule("gt:cpu_ifirst", threads=1)}
     assert other.evaluations("lap", DOM) .keys() == db.evaluations("lap", DOM).keys()
     assert other.unapply("lap") and not other.unapply("lap")
