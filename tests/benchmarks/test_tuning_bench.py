@@ -113,8 +113,10 @@ def test_tune_encoder_fits_on_the_database(bench: tuple[Path, dict], tmp_path: P
 def test_no_search_replays_stored_budgeted_searches(bench: tuple[Path, dict], tmp_path: Path) -> None:
     """Reference: the fixture's run. With --no-search the budgeted searches are replayed from the
     database (same best schedules and evaluation counts, nothing measured: the fixture's
-    re-measurements are reused); a budgeted search the database does not hold (another space) is
-    left out of the comparison instead of being measured."""
+    re-measurements are reused); with --budgeted-only only the two stencils with a budgeted search
+    are scored, with the same proposals (the other two are still neighbours); a budgeted search
+    the database does not hold (another space) is left out of the comparison instead of being
+    measured."""
     tmp, first = bench
     (tmp_path / "r.remeasure.json").write_text((tmp / "t.remeasure.json").read_text())
     again = _run(tmp_path / "r.json", tmp / "db.sqlite", "--budget-space", "tiny", "--stencils", *STENCILS,
@@ -123,6 +125,11 @@ def test_no_search_replays_stored_budgeted_searches(bench: tuple[Path, dict], tm
         n: {**b, "builds": 0} for n, b in first["budget_search"]["stencils"].items()
     }
     assert [r["methods"] for r in again["results"]] == [r["methods"] for r in first["results"]]
+    only = _run(tmp_path / "r.json", tmp / "db.sqlite", "--budget-space", "tiny", "--stencils", *STENCILS,
+                "--no-search", "--budgeted-only")  # fmt: skip
+    assert [r["stencil"] for r in only["results"]] == STENCILS[:2] and only["summary"]["budgeted_only"]
+    assert only["summary"]["stencils_complete"] == 4  # the other two still serve as neighbours
+    assert [r["methods"] for r in only["results"]] == [r["methods"] for r in first["results"][:2]]
     other = _run(tmp_path / "c.json", tmp / "db.sqlite", "--budget-space", "compact", "--stencils", *STENCILS,
                  "--no-search")  # fmt: skip
     assert other["budget_search"]["stencils"] == {} and other["summary"]["eval_fraction_of_budgeted"] is None
