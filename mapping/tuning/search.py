@@ -191,9 +191,7 @@ class Tuner:
 
     # -- evaluation with the database as cache ------------------------------------------
     def evaluate(self, schedules: Sequence[Schedule], result: SearchResult | None = None) -> list[Evaluation]:
-        known = {
-            k: e for k, e in self.db.evaluations(self.stencil, self.domain).items() if e.status != TIMEOUT
-        }
+        known = self._stored()
         todo = [s for s in schedules if s.key not in known]
         if todo and self.stored_only:
             raise TuningError(
@@ -241,7 +239,7 @@ class Tuner:
             return result
         n = min(budget or len(space), len(space)) if strategy == "random" else budget or min(len(space), 20)
         spec = search_spec(space, strategy, n, seed, max(1, self.evaluator.config.jobs))
-        recorded = self._recorded(space, spec, result)
+        recorded = self._recorded(spec, result)
         if recorded is not None:
             result.evaluations = recorded
             return result
@@ -254,15 +252,19 @@ class Tuner:
         self.db.put_search(self.stencil, self.domain, spec, [e.schedule.key for e in result.evaluations])
         return result
 
-    def _recorded(self, space: Sequence[Schedule], spec: str, result: SearchResult) -> list[Evaluation] | None:
-        """The evaluations of the search ``spec`` if the database recorded it and still holds
-        every one of them (a timed-out one is measured again by sampling anew), else None."""
+    def _stored(self) -> dict[str, Evaluation]:
+        """This stencil's stored evaluations on this machine and domain, timeouts left out (a
+        timed-out schedule is measured again)."""
+        return {k: e for k, e in self.db.evaluations(self.stencil, self.domain).items() if e.status != TIMEOUT}
+
+    def _recorded(self, spec: str, result: SearchResult) -> list[Evaluation] | None:
+        """The evaluations of the search ``spec`` (which fixes its space) if the database
+        recorded it and still holds every one of them, else None."""
         keys = self.db.search_keys(self.stencil, self.domain, spec)
         if keys is None:
             return None
-        known = self.db.evaluations(self.stencil, self.domain)
-        in_space = {s.key for s in space}
-        if not all(k in known and k in in_space and known[k].status != TIMEOUT for k in keys):
+        known = self._stored()
+        if not all(k in known for k in keys):
             log.info("%s: the recorded search lacks stored evaluations; searching again", self.stencil)
             return None
         result.reused += len(keys)
