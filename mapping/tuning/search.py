@@ -102,7 +102,8 @@ class Tuner:
     """Searches one stencil's schedule space; ``Tuner(stencil, evaluator, db)``.
 
     ``stored_only``: replay searches from the database; a schedule it does not hold is a
-    :class:`TuningError` instead of a measurement (the same seed proposes the same schedules).
+    :class:`TuningError` instead of a measurement (the same seed proposes the same schedules),
+    and a stored timeout is the failed evaluation it was in the search that met it.
     A random or optuna search the database has recorded (:func:`search_spec`) is read from
     it; one not recorded is sampled, and recorded once complete.
     """
@@ -253,9 +254,11 @@ class Tuner:
         return result
 
     def _stored(self) -> dict[str, Evaluation]:
-        """This stencil's stored evaluations on this machine and domain, timeouts left out (a
-        timed-out schedule is measured again)."""
-        return {k: e for k, e in self.db.evaluations(self.stencil, self.domain).items() if e.status != TIMEOUT}
+        """This stencil's stored evaluations on this machine and domain. A tuner that may
+        measure leaves timeouts out (a timed-out schedule is measured again); a replay
+        (``stored_only``) keeps them as the failed evaluations its search saw."""
+        evs = self.db.evaluations(self.stencil, self.domain)
+        return evs if self.stored_only else {k: e for k, e in evs.items() if e.status != TIMEOUT}
 
     def _recorded(self, spec: str, result: SearchResult) -> list[Evaluation] | None:
         """The evaluations of the search ``spec`` (which fixes its space) if the database

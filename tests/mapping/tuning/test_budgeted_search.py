@@ -15,7 +15,7 @@ import pytest
 
 from mapping.tuning.db import TuningDB
 from mapping.tuning.errors import TuningError
-from mapping.tuning.measure import Evaluation, MeasureConfig
+from mapping.tuning.measure import TIMEOUT, Evaluation, MeasureConfig
 from mapping.tuning.schedule import Schedule
 from mapping.tuning.search import Tuner, search_spec
 from mapping.tuning.space import full_space
@@ -129,3 +129,50 @@ def test_a_completed_search_is_recorded_and_read_back_without_sampling(tmp_path:
     ev = StandIn(tmp_path)
     redo = Tuner("laplacian_2d", ev, db).search(space, "optuna", budget=30, seed=0)  # type: ignore[arg-type]
     assert [s.key for s in ev.asked] == [keys[-1]] and [e.schedule.key for e in redo.evaluations] == keys
+
+
+class TimesOutOnce(StandIn):
+    """The stand-in, except that the 10th valid schedule it is asked for times out."""
+
+    def __init__(self, tmp: Path) -> None:
+        super().__init__(tmp)
+        self.valid = 0
+        self.victim: str | None = None
+
+    def __call__(self, schedules: list[Schedule], progress=None) -> list[Evaluation]:  # noqa: ANN001
+        out = []
+        for ev in super().__call__(schedules):
+            if ev.ok:
+                self.valid += 1
+                if self.valid == 10:
+                    self.victim = ev.schedule.key
+                    ev = Evaluation(ev.schedule, TIMEOUT, error="build crashed or timed out")
+            out.append(ev)
+            if progress:
+                progress(ev)
+        return out
+
+
+def test_a_replay_reads_a_timed_out_schedule_as_the_failure_its_search_saw(tmp_path: Path) -> None:
+    """Reference: the first search's own evaluations, one of which (the 10th valid one) timed
+    out. The search completes and is recorded with it; a replay that may not measure
+    (``--no-search``) returns the record unchanged, that schedule failed and the best the same;
+    a tuner that may measure measures that schedule again first (TPE then goes on from its
+    timing, so the rest of its search may differ)."""
+    db = TuningDB(tmp_path / "db.sqlite")
+    space = full_space()
+    flaky = TimesOutOnce(tmp_path)
+    first = Tuner("laplacian_2d", flaky, db).search(space, "optuna", budget=30, seed=0)  # type: ignore[arg-type]
+    keys = [e.schedule.key for e in first.evaluations]
+    assert flaky.victim in keys and db.evaluations("laplacian_2d", (8, 8, 4))[flaky.victim].status == TIMEOUT
+
+    ev = StandIn(tmp_path)
+    replay = Tuner("laplacian_2d", ev, db, stored_only=True).search(space, "optuna", budget=30, seed=0)  # type: ignore[arg-type]
+    assert [e.schedule.key for e in replay.evaluations] == keys and ev.asked == []
+    assert {e.schedule.key: e.status for e in replay.evaluations}[flaky.victim] == TIMEOUT
+    assert replay.best.schedule == first.best.schedule
+
+    ev = StandIn(tmp_path)
+    redo = Tuner("laplacian_2d", ev, db).search(space, "optuna", budget=30, seed=0)  # type: ignore[arg-type]
+    assert ev.asked[0].key == flaky.victim
+    assert {e.schedule.key: e.status for e in redo.evaluations}[flaky.victim] == "ok"
