@@ -125,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
         summarize,
     )
     from mapping.tuning.counters import probe
-    from mapping.tuning.db import TuningDB
+    from mapping.tuning.db import TuningDB, machine_id
     from mapping.tuning.encoder import LearnedEncoder, log_profile
     from mapping.tuning.errors import TuningError
     from mapping.tuning.measure import Evaluator, MeasureConfig, default_cache_dir
@@ -211,6 +211,7 @@ def run(args: argparse.Namespace) -> int:
     stale = _stale_builds(complete, cfg.cache_dir, args.finalists, {s.key for s in space})
     cache_path = args.json.with_name(args.json.stem + ".remeasure.json")
     cache: dict[str, Any] = {}
+    machine = machine_id()
     if cache_path.exists() and not args.remeasure:
         cache = json.loads(cache_path.read_text())
     results: list[dict[str, Any]] = []
@@ -231,7 +232,8 @@ def run(args: argparse.Namespace) -> int:
             finalists = finalists[: args.finalists]
             todo = {c.key: c for p in props.values() for c in p.candidates}
             todo.update({f.key: f for f in finalists})
-            key = f"{name}|{','.join(sorted(todo))}|{args.rounds}"
+            # timings hold only for the machine, domain and repeats they were made with
+            key = f"{machine}|{'x'.join(map(str, domain))}|{args.repeats}|{name}|{','.join(sorted(todo))}|{args.rounds}"
             if key not in cache:
                 before = os.getloadavg()[0]
                 measured = Evaluator(name, cfg).interleaved(list(todo.values()), args.rounds, pin=True)

@@ -19,6 +19,7 @@ import pytest
 
 from benchmarks import tuning
 from mapping.tuning.ablation import BUDGETED, METHODS
+from mapping.tuning.db import machine_id
 from mapping.tuning.encoder import LearnedEncoder
 from workflows.cli import main
 
@@ -116,7 +117,7 @@ def test_no_search_replays_stored_budgeted_searches(bench: tuple[Path, dict], tm
     re-measurements are reused); with --budgeted-only only the two stencils with a budgeted search
     are scored, with the same proposals (the other two are still neighbours); a budgeted search
     the database does not hold (another space) is left out of the comparison instead of being
-    measured."""
+    measured; re-measurements cached under another machine are not reused."""
     tmp, first = bench
     (tmp_path / "r.remeasure.json").write_text((tmp / "t.remeasure.json").read_text())
     again = _run(tmp_path / "r.json", tmp / "db.sqlite", "--budget-space", "tiny", "--stencils", *STENCILS,
@@ -130,6 +131,16 @@ def test_no_search_replays_stored_budgeted_searches(bench: tuple[Path, dict], tm
     assert [r["stencil"] for r in only["results"]] == STENCILS[:2] and only["summary"]["budgeted_only"]
     assert only["summary"]["stencils_complete"] == 4  # the other two still serve as neighbours
     assert [r["methods"] for r in only["results"]] == [r["methods"] for r in first["results"][:2]]
+    # re-measurements made on another machine are not reused: the two scored stencils are measured again
+    here = machine_id()
+    cached = json.loads((tmp / "t.remeasure.json").read_text())
+    assert cached and all(k.startswith(f"{here}|12x12x6|3|") for k in cached)
+    elsewhere = {k.replace(here, "vm|Other CPU|2", 1): v for k, v in cached.items()}
+    (tmp_path / "m.remeasure.json").write_text(json.dumps(elsewhere))
+    _run(tmp_path / "m.json", tmp / "db.sqlite", "--budget-space", "tiny", "--stencils", *STENCILS,
+         "--no-search", "--budgeted-only")  # fmt: skip
+    grown = json.loads((tmp_path / "m.remeasure.json").read_text())
+    assert sorted(set(grown) - set(elsewhere)) == sorted(k for k in cached if k.split("|")[-3] in STENCILS[:2])
     other = _run(tmp_path / "c.json", tmp / "db.sqlite", "--budget-space", "compact", "--stencils", *STENCILS,
                  "--no-search")  # fmt: skip
     assert other["budget_search"]["stencils"] == {} and other["summary"]["eval_fraction_of_budgeted"] is None
