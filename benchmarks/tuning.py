@@ -236,7 +236,8 @@ def run(args: argparse.Namespace) -> int:
             key = f"{machine}|{'x'.join(map(str, domain))}|{args.repeats}|{name}|{','.join(sorted(todo))}|{args.rounds}"
             if key not in cache:
                 before = os.getloadavg()[0]
-                measured = Evaluator(name, cfg).interleaved(list(todo.values()), args.rounds, pin=True)
+                with Evaluator(name, cfg) as evaluator:  # compiles builds the cache lacks, then times
+                    measured = evaluator.interleaved(list(todo.values()), args.rounds, pin=True)
                 cache[key] = {"measured": measured, "load": [before, os.getloadavg()[0]]}
                 atomic_write_text(cache_path, json.dumps(cache, indent=1) + "\n")
             measured = cache[key]["measured"]
@@ -269,6 +270,9 @@ def run(args: argparse.Namespace) -> int:
                     for m in props
                 },
             })  # fmt: skip
+    if not results:  # nothing written: a committed page is not replaced by an empty one
+        raise BenchmarkError(_nothing_compared(db, len(complete), len(budgeted), args))
+    if len(complete) >= 4:
         encoder = LearnedEncoder.fit(
             [c["emb"] for c in complete.values()], {n: log_profile(c["evs"]) for n, c in complete.items()},
             dims=args.dims, seed=args.seed,
@@ -333,6 +337,27 @@ def run(args: argparse.Namespace) -> int:
         plot_ratios(payload, args.plot)
     log.info("summary: %s", summary)
     return 0
+
+
+def _nothing_compared(db: Any, complete: int, budgeted: int, args: argparse.Namespace) -> str:
+    """Why a comparison scored no stencil, and what to do; names the database's machines, since
+    a database searched on another machine holds nothing this one may compare."""
+    held = db.machines()
+    others = "; ".join(f"'{m}': {n} stencils, {e} evaluations" for m, n, e in
+                       ((m, *held[m]) for m in sorted(held) if m != db.machine))  # fmt: skip
+    here = held.get(db.machine, (0, 0))
+    why = (f"{complete} stencils have a complete exhaustive search of --space {args.space} on this machine "
+           f"('{db.machine}': {here[0]} stencils, {here[1]} evaluations in {db.path})")
+    if complete >= 4:
+        why = (f"--budgeted-only, and none of the {complete} complete stencils has a complete budgeted search "
+               f"of --budget-space {args.budget_space} with {args.budget_search} evaluations on this machine")
+    text = f"nothing to compare, no file written: {why}"
+    if others:
+        text += (f". The database holds other machines' searches ({others}); timings are only compared on the "
+                 "machine that made them: run the comparison there, or search here first (without --no-search)")
+    else:
+        text += "; search first (rerun without --no-search)"
+    return text
 
 
 def _budgeted(args: argparse.Namespace, name: str) -> bool:

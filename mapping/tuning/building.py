@@ -30,6 +30,15 @@ def build_name(definition: Callable[..., None]) -> str:
     return f"{definition.__module__}.{definition.__name__}"
 
 
+def build_lock_name(definition: Callable[..., None], schedule: Schedule) -> str:
+    """The :func:`stencils.build_lock.build_lock` name of ``schedule``'s build of ``definition``:
+    one per GT4Py stencil ID, so distinct builds of one definition compile in parallel while two
+    processes never write the same build. A compiled build's options all enter its ID
+    (:attr:`Schedule.build_key`); the other backends ignore them, so theirs is per backend."""
+    name = f"{build_name(definition)}@{schedule.backend}"
+    return f"{name}.{schedule.build_key}" if schedule.compiled else name
+
+
 def _gt4py_kwargs(
     definition: Callable[..., None], externals: Mapping[str, Any], schedule: Schedule, cache_dir: str | Path
 ) -> dict[str, Any]:
@@ -82,7 +91,7 @@ def compile_definition(
     from stencils.build_lock import build_lock
 
     kwargs = _gt4py_kwargs(definition, externals, schedule, cache_dir)
-    with warnings.catch_warnings(), build_lock(Path(cache_dir), build_name(definition)):
+    with warnings.catch_warnings(), build_lock(Path(cache_dir), build_lock_name(definition, schedule)):
         warnings.simplefilter("ignore")
         if not rebuild:
             obj = _load_cached(kwargs)

@@ -209,6 +209,14 @@ class TuningDB:
                 (self.machine,),
             ).fetchall()
 
+    def machines(self) -> dict[str, tuple[int, int]]:
+        """Every machine the file holds evaluations of: machine -> (stencils, evaluations)."""
+        with self._conn() as con:
+            rows = con.execute(
+                "SELECT machine, COUNT(DISTINCT stencil), COUNT(*) FROM evaluations GROUP BY machine"
+            ).fetchall()
+        return {m: (int(n), int(e)) for m, n, e in rows}
+
     def best(self, stencil: str, domain: tuple[int, ...]) -> BestSchedule | None:
         evs = self.evaluations(stencil, domain)
         ok = [e for e in evs.values() if e.ok]

@@ -264,13 +264,19 @@ class Evaluator:
         ``pin``: each child is bound to its first ``OMP_NUM_THREADS`` allowed cores
         (``sched_setaffinity``, as ``taskset`` does; no ``OMP_PLACES``, so the schedule's own
         binding, or none, applies within them).
-        Returns key -> {status, median_s, min_s, noise, samples, samples_s (every timing)}.
-        Schedules should be built already (they were, by the search that found them)."""
+        Builds missing from the cache are compiled first, in parallel, under the build timeout (a
+        schedule whose build fails is reported invalid, unmeasured).
+        Returns key -> {status, median_s, min_s, noise, samples, samples_s (every timing)}."""
+        builds = self.build_all(schedules)
+        errors: dict[str, str] = {}
         groups: dict[tuple[tuple[str, str], ...], list[Schedule]] = {}
         for s in {s.key: s for s in schedules}.values():
+            b = builds.get(s.build_key)
+            if b is not None and b.get("status") != "ok":
+                errors[s.key] = b.get("error") or "build failed"
+                continue
             groups.setdefault(tuple(sorted(s.environment(self.config.cores).items())), []).append(s)
         samples: dict[str, list[float]] = {s.key: [] for s in schedules}
-        errors: dict[str, str] = {}
         servers: dict[tuple[tuple[str, str], ...], WorkerServer] = {}
         try:
             for env_items in groups:

@@ -158,3 +158,27 @@ def test_search_only_searches_and_writes_no_comparison(tmp_path: Path) -> None:
     assert not (tmp_path / "s.md").exists() and not (tmp_path / "s.enc.json").exists()
     with pytest.raises(tuning.BenchmarkError, match="exclude each other"):
         _run(tmp_path / "x.json", tmp_path / "db.sqlite", "--search-only", "--no-search")
+
+
+def test_a_comparison_with_nothing_to_score_writes_nothing(bench: tuple[Path, dict], tmp_path: Path) -> None:
+    """Reference: the fixture's database. --budgeted-only with a budget space it never searched
+    scores no stencil: a clear error and no file written. The same database moved to another
+    machine's key holds nothing this machine may compare: the error names that machine."""
+    from mapping.tuning.db import TuningDB
+
+    tmp, _ = bench
+    out = tmp_path / "n.json"
+    with pytest.raises(tuning.BenchmarkError, match="nothing to compare, no file written: --budgeted-only"):
+        _run(out, tmp / "db.sqlite", "--budget-space", "compact", "--stencils", *STENCILS,
+             "--no-search", "--budgeted-only")  # fmt: skip
+    assert not [p.name for p in tmp_path.iterdir()]
+    data = TuningDB(tmp / "db.sqlite").export()
+    for rows in data.values():
+        for row in rows if isinstance(rows, list) else []:
+            row["machine"] = "vm|Other CPU|2"
+    TuningDB(tmp_path / "o.sqlite").import_(data)
+    # 4 stencils x 3 schedules, and the broken stencil's failed baseline
+    elsewhere = r"'vm\|Other CPU\|2': 5 stencils, 13 evaluations.*run the comparison there"
+    with pytest.raises(tuning.BenchmarkError, match=elsewhere):
+        _run(out, tmp_path / "o.sqlite", "--budget-space", "tiny", "--stencils", *STENCILS, "--no-search")
+    assert not out.exists()

@@ -79,3 +79,21 @@ def test_at_most_max_servers_measuring_workers_stay_alive() -> None:
         assert all(e.ok for e in ev([*ONE_ENV, TWO_THREADS]))
         assert len(ev._servers) == 1
         assert ev.started == 1 + 2
+
+
+def test_interleaved_builds_first_under_the_build_timeout(tmp_path: Path) -> None:
+    """Into an empty cache with a build timeout far below one compilation: the gt build is tried
+    in a build worker and reported invalid, unmeasured; numpy is still timed in both rounds."""
+    with Evaluator("laplacian_2d", _config(cache_dir=tmp_path, build_timeout_s=1e-4)) as ev:
+        out = ev.interleaved([Schedule("numpy"), *ONE_ENV[1:]], rounds=2)
+        assert out[Schedule("numpy").key]["status"] == "ok" and out[Schedule("numpy").key]["samples"] == 4
+        gt = out[ONE_ENV[1].key]
+        assert gt["status"] == "invalid" and "build" in gt["error"]
+        assert ev.runs == 2 and ev.builds == 0
+
+
+def test_interleaved_loads_built_schedules() -> None:
+    """Both tiny-space builds in the suite's cache (compiled here if absent): both timed, pooled."""
+    with Evaluator("laplacian_2d", _config()) as ev:
+        out = ev.interleaved([*ONE_ENV, TWO_THREADS], rounds=2)
+        assert all(r["status"] == "ok" and r["samples"] == 4 for r in out.values()), out
