@@ -265,7 +265,9 @@ class Evaluator:
         (``sched_setaffinity``, as ``taskset`` does; no ``OMP_PLACES``, so the schedule's own
         binding, or none, applies within them).
         Builds missing from the cache are compiled first, in parallel, under the build timeout (a
-        schedule whose build fails is reported invalid, unmeasured).
+        schedule whose build fails is reported invalid, unmeasured). A schedule that fails, or
+        kills its worker or runs past the run timeout, is invalid and not run again; the other
+        schedules of its environment go on in a fresh worker.
         Returns key -> {status, median_s, min_s, noise, samples, samples_s (every timing)}."""
         builds = self.build_all(schedules)
         errors: dict[str, str] = {}
@@ -278,17 +280,29 @@ class Evaluator:
             groups.setdefault(tuple(sorted(s.environment(self.config.cores).items())), []).append(s)
         samples: dict[str, list[float]] = {s.key: [] for s in schedules}
         servers: dict[tuple[tuple[str, str], ...], WorkerServer] = {}
-        try:
-            for env_items in groups:
+
+        def server(env_items: tuple[tuple[str, str], ...]) -> WorkerServer:
+            """The environment's worker; a fresh one if a schedule killed the last."""
+            srv = servers.get(env_items)
+            if srv is None or not srv.alive:
+                if srv is not None:
+                    srv.close()
                 env = dict(env_items)
                 cores = pinned_cores(int(env.get("OMP_NUM_THREADS", "1"))) if pin else None
-                servers[env_items] = self._serve("serve", env, cores)
+                srv = servers[env_items] = self._serve("serve", env, cores)
+            return srv
+
+        try:
+            for env_items in groups:
+                server(env_items)
             order = list(groups)
             for r in range(rounds):
                 rot = order[r % len(order):] + order[: r % len(order)]
                 for env_items in rot if r % 2 == 0 else rot[::-1]:
                     for s in groups[env_items]:
-                        rec = servers[env_items].ask(s, self.config.run_timeout_s)
+                        if s.key in errors:  # failed or crashed once: not run again
+                            continue
+                        rec = server(env_items).ask(s, self.config.run_timeout_s)
                         self.runs += 1
                         if rec is None:
                             errors[s.key] = "re-measurement worker died or timed out"
@@ -301,7 +315,7 @@ class Evaluator:
                 srv.close()
         out: dict[str, dict[str, Any]] = {}
         for key, xs in samples.items():
-            if not xs:
+            if not xs or key in errors:
                 out[key] = {"status": "invalid", "error": errors.get(key, "no sample")}
                 continue
             med = statistics.median(xs)

@@ -97,3 +97,27 @@ def test_interleaved_loads_built_schedules() -> None:
     with Evaluator("laplacian_2d", _config()) as ev:
         out = ev.interleaved([*ONE_ENV, TWO_THREADS], rounds=2)
         assert all(r["status"] == "ok" and r["samples"] == 4 for r in out.values()), out
+
+
+def test_a_schedule_that_kills_its_worker_spoils_only_itself(monkeypatch) -> None:  # noqa: ANN001
+    """A schedule whose run kills its measuring worker (SIGKILL before it is asked, as a crash of
+    the generated code would) is invalid and not run again; numpy, next in the same OpenMP
+    environment, is measured in every round by a fresh worker (one build worker, the first
+    measuring worker, one replacement)."""
+    from mapping.tuning.serving import WorkerServer
+
+    crash = ONE_ENV[1]
+    ask = WorkerServer.ask
+
+    def crashing(self: WorkerServer, schedule: Schedule, timeout: float) -> dict | None:
+        if schedule.key == crash.key and self.mode == "serve":  # its run, not its build
+            os.kill(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+        return ask(self, schedule, timeout)
+
+    monkeypatch.setattr(WorkerServer, "ask", crashing)
+    with Evaluator("laplacian_2d", _config()) as ev:
+        out = ev.interleaved([crash, Schedule("numpy")], rounds=3)
+        assert out[crash.key]["status"] == "invalid" and "died" in out[crash.key]["error"]
+        assert out[Schedule("numpy").key]["status"] == "ok" and out[Schedule("numpy").key]["samples"] == 6
+        assert ev.started == 3 and ev.runs == 4
