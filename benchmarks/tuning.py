@@ -425,9 +425,9 @@ def _complete(searched: dict[str, dict[str, Any]], space: Any) -> dict[str, dict
 def _stale_builds(
     complete: dict[str, dict[str, Any]], cache_dir: Path, finalists: int, keys: set[str]
 ) -> dict[str, list[str]]:
-    """Per complete stencil, its search finalists whose builds no longer load from the cache:
-    the definition changed since its exhaustive search (re-measuring would compile it anew, and
-    the stored search timings are of the old code)."""
+    """Per complete stencil, its search finalists whose builds do not load from the cache: a
+    cache that never held them (another machine's or a new one), or a definition changed since
+    its search (then the stored search timings are of the old code). Re-measuring compiles them."""
     from mapping.tuning.building import is_cached
     from mapping.tuning.targets import resolve
 
@@ -440,12 +440,14 @@ def _stale_builds(
             if e.schedule.compiled and not is_cached(target.definition, target.externals, e.schedule, cache_dir)
         ]  # fmt: skip
         if missing:
-            log.warning(
-                "%s: builds of %s are not in %s: its definition changed since its exhaustive search; "
-                "re-measuring compiles them anew (rerun 'stratoflow tune search %s' on a fresh database "
-                "for results of the new code)", name, missing, cache_dir, name,
-            )  # fmt: skip
             stale[name] = missing
+    if stale:
+        log.warning(
+            "%d of %d stencils have search finalists not in the build cache %s (listed under 'stale_builds' "
+            "in the JSON): re-measuring compiles them. If the cache is new, that is all; if a definition "
+            "changed since its search, its stored timings are of the old code: search it again on a fresh "
+            "database ('stratoflow tune search STENCIL --db NEW')", len(stale), len(complete), cache_dir,
+        )  # fmt: skip
     return stale
 
 
