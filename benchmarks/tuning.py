@@ -217,6 +217,7 @@ def run(args: argparse.Namespace) -> int:
     results: list[dict[str, Any]] = []
     scores = []
     encoder_path = None
+    scored: list[str] = []
     if len(complete) >= 4:
         loo = LeaveOneOut({n: c["emb"] for n, c in complete.items()}, {n: c["evs"] for n, c in complete.items()},
                           list(space), k=args.k, candidates=args.candidates, dims=args.dims, seed=args.seed,
@@ -271,15 +272,14 @@ def run(args: argparse.Namespace) -> int:
                 },
             })  # fmt: skip
     if not results:  # nothing written: a committed page is not replaced by an empty one
-        raise BenchmarkError(_nothing_compared(db, len(complete), len(budgeted), args))
-    if len(complete) >= 4:
-        encoder = LearnedEncoder.fit(
-            [c["emb"] for c in complete.values()], {n: log_profile(c["evs"]) for n, c in complete.items()},
-            dims=args.dims, seed=args.seed,
-        )  # fmt: skip
-        if args.encoder is not None:
-            encoder.save(args.encoder)
-            encoder_path = str(args.encoder)
+        raise BenchmarkError(_nothing_compared(db, len(complete), scored, failed, args))
+    encoder = LearnedEncoder.fit(
+        [c["emb"] for c in complete.values()], {n: log_profile(c["evs"]) for n, c in complete.items()},
+        dims=args.dims, seed=args.seed,
+    )  # fmt: skip
+    if args.encoder is not None:
+        encoder.save(args.encoder)
+        encoder_path = str(args.encoder)
     progress = _progress(searched_evs, names, space)
     summary: dict[str, Any] = {
         "stencils_requested": len(names),
@@ -339,25 +339,29 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _nothing_compared(db: Any, complete: int, budgeted: int, args: argparse.Namespace) -> str:
+def _nothing_compared(
+    db: Any, complete: int, scored: list[str], failed: dict[str, str], args: argparse.Namespace
+) -> str:
     """Why a comparison scored no stencil, and what to do; names the database's machines, since
     a database searched on another machine holds nothing this one may compare."""
+    head = "nothing to compare, no file written: "
+    if scored:
+        return head + "every scored stencil failed its re-measurement: " + "; ".join(
+            f"{n}: {failed[n]}" for n in scored
+        )
     held = db.machines()
-    others = "; ".join(f"'{m}': {n} stencils, {e} evaluations" for m, n, e in
-                       ((m, *held[m]) for m in sorted(held) if m != db.machine))  # fmt: skip
-    here = held.get(db.machine, (0, 0))
-    why = (f"{complete} stencils have a complete exhaustive search of --space {args.space} on this machine "
-           f"('{db.machine}': {here[0]} stencils, {here[1]} evaluations in {db.path})")
     if complete >= 4:
         why = (f"--budgeted-only, and none of the {complete} complete stencils has a complete budgeted search "
                f"of --budget-space {args.budget_space} with {args.budget_search} evaluations on this machine")
-    text = f"nothing to compare, no file written: {why}"
-    if others:
-        text += (f". The database holds other machines' searches ({others}); timings are only compared on the "
-                 "machine that made them: run the comparison there, or search here first (without --no-search)")
     else:
-        text += "; search first (rerun without --no-search)"
-    return text
+        here = held.get(db.machine, (0, 0))
+        why = (f"{complete} stencils have a complete exhaustive search of --space {args.space} on this machine "
+               f"('{db.machine}': {here[0]} stencils, {here[1]} evaluations in {db.path})")
+    others = "; ".join(f"'{m}': {n} stencils, {e} evaluations" for m, (n, e) in sorted(held.items()) if m != db.machine)
+    if not others:
+        return head + why + "; search first (rerun without --no-search)"
+    return (head + why + f". The database holds other machines' searches ({others}); timings are only compared on "
+            "the machine that made them: run the comparison there, or search here first (without --no-search)")
 
 
 def _budgeted(args: argparse.Namespace, name: str) -> bool:

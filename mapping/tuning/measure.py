@@ -185,6 +185,12 @@ class Evaluator:
         self.started += 1
         return WorkerServer(mode, self._request(), env, self.config.startup_timeout_s, cores)
 
+    def _serve_runs(self, env_items: tuple[tuple[str, str], ...], pin: bool = True) -> WorkerServer:
+        """A measuring worker for one OpenMP environment, pinned (``pin``) to its first
+        ``OMP_NUM_THREADS`` cores."""
+        env = dict(env_items)
+        return self._serve("serve", env, pinned_cores(int(env.get("OMP_NUM_THREADS", "1"))) if pin else None)
+
     def _child(
         self, mode: str, schedules: list[Schedule], env: dict[str, str], timeout: float,
         wrap: list[str] | None = None, repeats: int | None = None,
@@ -273,8 +279,8 @@ class Evaluator:
         errors: dict[str, str] = {}
         groups: dict[tuple[tuple[str, str], ...], list[Schedule]] = {}
         for s in {s.key: s for s in schedules}.values():
-            b = builds.get(s.build_key)
-            if b is not None and b.get("status") != "ok":
+            b = _failed_build(builds, s)
+            if b is not None:
                 errors[s.key] = b.get("error") or "build failed"
                 continue
             groups.setdefault(tuple(sorted(s.environment(self.config.cores).items())), []).append(s)
@@ -287,9 +293,7 @@ class Evaluator:
             if srv is None or not srv.alive:
                 if srv is not None:
                     srv.close()
-                env = dict(env_items)
-                cores = pinned_cores(int(env.get("OMP_NUM_THREADS", "1"))) if pin else None
-                srv = servers[env_items] = self._serve("serve", env, cores)
+                srv = servers[env_items] = self._serve_runs(env_items, pin)
             return srv
 
         try:
@@ -334,8 +338,8 @@ class Evaluator:
         results: dict[str, Evaluation] = {}
         to_run: list[Schedule] = []
         for s in schedules:
-            b = builds.get(s.build_key)
-            if b is not None and b.get("status") != "ok":
+            b = _failed_build(builds, s)
+            if b is not None:
                 ev = Evaluation(s, b["status"], error=b.get("error", "build failed"), built=False)
                 results[s.key] = ev
                 if progress:
@@ -380,13 +384,18 @@ class Evaluator:
                     srv.close()
                 while len(self._servers) >= self.max_servers:
                     self._servers.popitem(last=False)[1].close()
-                env = dict(env_items)
-                srv = self._serve("serve", env, pinned_cores(int(env.get("OMP_NUM_THREADS", "1"))))
+                srv = self._serve_runs(env_items)
             self._servers[env_items] = srv  # most recently used last
             rec = srv.ask(schedule, self.config.run_timeout_s)
             if rec is not None:
                 return rec
         return None
+
+
+def _failed_build(builds: dict[str, dict[str, Any]], schedule: Schedule) -> dict[str, Any] | None:
+    """The record of ``schedule``'s build from :meth:`Evaluator.build_all` if that build failed."""
+    b = builds.get(schedule.build_key)
+    return b if b is not None and b.get("status") != "ok" else None
 
 
 def _close_all(
