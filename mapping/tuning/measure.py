@@ -120,8 +120,21 @@ def pinned_cores(threads: int) -> set[int] | None:
     return set(allowed[:threads]) if 0 < threads <= len(allowed) else None
 
 
-#: Status of an evaluation that crashed or ran out of time: stored, but retried by the next search.
+#: Status of an evaluation that ran out of time (or crashed once, then ran out of time): stored,
+#: but retried by the next search. A build or run that kills its worker on both tries is invalid.
 TIMEOUT = "timeout"
+
+
+def lost(died: list[str | None], what: str) -> tuple[str, str]:
+    """Status and error of a build or run (``what``) whose worker failed on every try; ``died``
+    holds each try's :attr:`WorkerServer.died` (None: killed for running past its timeout). A
+    crash on every try is the generated code's, so ``invalid``; a timeout may be the machine's
+    load, so :data:`TIMEOUT`, tried again by the next search."""
+    tries = "" if len(died) == 1 else f" on all {len(died)} tries"
+    if all(died):
+        return "invalid", f"{what} killed its worker{tries} ({', '.join(map(str, died))})"
+    how = "; ".join(f"killed its worker ({d})" if d else "ran past its timeout" for d in died)
+    return TIMEOUT, f"{what} failed{tries}: {how}"
 
 
 class Evaluator:
@@ -232,17 +245,23 @@ class Evaluator:
         env = {"OMP_NUM_THREADS": str(self.config.cores)}
 
         def one(s: Schedule) -> dict[str, Any]:
-            slot = self._free.get()
-            try:
-                srv = self._builders[slot]
-                if srv is None or not srv.alive:
-                    srv = self._builders[slot] = self._serve("serve-build", env)
-                rec = srv.ask(s, self.config.build_timeout_s)
-            finally:
-                self._free.put(slot)
-            if rec is not None:
-                return rec
-            return {"build_key": s.build_key, "status": TIMEOUT, "error": "build crashed or timed out"}
+            """``s``'s build record; a build that kills its worker is tried once more in a fresh
+            one (one that runs past the build timeout is not)."""
+            died: list[str | None] = []
+            while len(died) < 2 and (not died or died[-1]):
+                slot = self._free.get()
+                try:
+                    srv = self._builders[slot]
+                    if srv is None or not srv.alive:
+                        srv = self._builders[slot] = self._serve("serve-build", env)
+                    rec = srv.ask(s, self.config.build_timeout_s)
+                finally:
+                    self._free.put(slot)
+                if rec is not None:
+                    return rec
+                died.append(srv.died)
+            status, error = lost(died, "the build")
+            return {"build_key": s.build_key, "status": status, "error": error}
 
         out: dict[str, dict[str, Any]] = {}
         with ThreadPoolExecutor(max_workers=self.config.jobs) as pool:
@@ -306,10 +325,11 @@ class Evaluator:
                     for s in groups[env_items]:
                         if s.key in errors:  # failed or crashed once: not run again
                             continue
-                        rec = server(env_items).ask(s, self.config.run_timeout_s)
+                        srv = server(env_items)
+                        rec = srv.ask(s, self.config.run_timeout_s)
                         self.runs += 1
                         if rec is None:
-                            errors[s.key] = "re-measurement worker died or timed out"
+                            errors[s.key] = lost([srv.died], "the re-measurement")[1]
                         elif rec.get("status") == "ok":
                             samples[s.key] += rec.get("samples") or [rec["median_s"]]
                         else:
@@ -351,9 +371,10 @@ class Evaluator:
             groups.setdefault(tuple(sorted(s.environment(self.config.cores).items())), []).append(s)
         for env_items, group in groups.items():
             for s in group:
-                rec = self._measure(env_items, s)
+                rec, died = self._measure(env_items, s)
                 if rec is None:
-                    ev = Evaluation(s, TIMEOUT, error="measurement crashed or timed out (twice)")
+                    status, error = lost(died, "the run")
+                    ev = Evaluation(s, status, error=error)
                 else:
                     b = builds.get(s.build_key, {})
                     ev = Evaluation(
@@ -373,10 +394,14 @@ class Evaluator:
                     progress(ev)
         return [results[s.key] for s in schedules]
 
-    def _measure(self, env_items: tuple[tuple[str, str], ...], schedule: Schedule) -> dict[str, Any] | None:
+    def _measure(
+        self, env_items: tuple[tuple[str, str], ...], schedule: Schedule
+    ) -> tuple[dict[str, Any] | None, list[str | None]]:
         """``schedule``'s record from the measuring worker of its environment, pinned to its
         first ``OMP_NUM_THREADS`` cores as in :meth:`interleaved`; a worker that dies or times
-        out is replaced and the schedule tried once more; None if that fails too."""
+        out is replaced and the schedule tried once more. Returns the record (None if both
+        tries failed) and how each failed try's worker ended (:attr:`WorkerServer.died`)."""
+        died: list[str | None] = []
         for _ in range(2):
             srv = self._servers.pop(env_items, None)
             if srv is None or not srv.alive:
@@ -388,8 +413,9 @@ class Evaluator:
             self._servers[env_items] = srv  # most recently used last
             rec = srv.ask(schedule, self.config.run_timeout_s)
             if rec is not None:
-                return rec
-        return None
+                return rec, died
+            died.append(srv.died)
+        return None, died
 
 
 def _failed_build(builds: dict[str, dict[str, Any]], schedule: Schedule) -> dict[str, Any] | None:

@@ -5,7 +5,8 @@ A :class:`WorkerServer` runs ``python -m mapping.tuning.worker`` in ``serve`` (m
 ``serve-build`` mode: each schedule goes to its stdin as a JSON line and its record comes back
 on stdout behind :data:`RESULT_MARK` (other output of the child, such as
 a compiler's, is skipped). A child that dies or does not answer in time is killed; the caller
-decides whether to start a fresh one and retry.
+reads which of the two it was (:attr:`WorkerServer.died`) and decides whether to start a fresh
+one and retry.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import json
 import logging
 import os
 import select
+import signal
 import subprocess
 import sys
 import tempfile
@@ -30,8 +32,22 @@ log = logging.getLogger(__name__)
 RESULT_MARK = "@@stratoflow-result "
 
 
+def exit_description(returncode: int) -> str:
+    """A child's exit status in words: ``SIGSEGV`` for a negative (signal) code, else ``exit N``."""
+    if returncode < 0:
+        try:
+            return signal.Signals(-returncode).name
+        except ValueError:
+            return f"signal {-returncode}"
+    return f"exit {returncode}"
+
+
 class WorkerServer:
-    """One serving worker process for ``target``; ``ask(schedule, timeout)`` -> its record or None."""
+    """One serving worker process for ``target``; ``ask(schedule, timeout)`` -> its record or None.
+
+    After an ``ask`` that returned None, :attr:`died` says how the child ended: its exit status
+    in words (``SIGSEGV``, ``exit 1``) if it died on its own, or None if it was killed for not
+    answering in time."""
 
     def __init__(
         self,
@@ -49,6 +65,7 @@ class WorkerServer:
         req = tmp / "request.json"
         req.write_text(json.dumps({**request, "mode": mode, "schedules": []}))
         self.stderr_path = tmp / "stderr.txt"
+        self.died: str | None = None
         child_env = {**os.environ, **env}
         with self.stderr_path.open("w") as err:
             self.proc = subprocess.Popen(
@@ -74,7 +91,8 @@ class WorkerServer:
             if not ready:
                 break
             line = self.proc.stdout.readline()
-            if not line:
+            if not line:  # end of output: the child is exiting
+                self._reap()
                 return None
             if line.startswith(RESULT_MARK):
                 return json.loads(line[len(RESULT_MARK):])
@@ -88,13 +106,26 @@ class WorkerServer:
             assert self.proc.stdin is not None
             self.proc.stdin.write(json.dumps(schedule.to_dict()) + "\n")
             self.proc.stdin.flush()
-        except OSError:
-            self._kill("its input closed")
-            return None
-        rec = self._answer(timeout)
+        except OSError:  # its input closed: the child is exiting
+            self._reap()
+            rec = None
+        else:
+            rec = self._answer(timeout)
         if rec is None:
-            self._kill(f"no answer for {schedule.describe()} within {timeout:.0f} s")
+            code = self.proc.poll()
+            if code is None:
+                self._kill(f"no answer for {schedule.describe()} within {timeout:.0f} s")
+            else:
+                self.died = exit_description(code)
+                self._kill(f"died running {schedule.describe()}")
         return rec
+
+    def _reap(self, seconds: float = 30.0) -> None:
+        """Wait up to ``seconds`` for an exiting child, so its exit status can be read."""
+        try:
+            self.proc.wait(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            pass
 
     def stderr_tail(self, chars: int = 1500) -> str:
         try:

@@ -68,7 +68,7 @@ def test_a_schedule_without_an_answer_is_retried_once_then_recorded_as_timed_out
     with Evaluator("laplacian_2d", _config(run_timeout_s=1e-4)) as ev:
         (res,) = ev([Schedule("gt:cpu_ifirst", threads=1)])
         assert res.status == TIMEOUT and res.median_s is None
-        assert "twice" in res.error
+        assert res.error == "the run failed on all 2 tries: ran past its timeout; ran past its timeout"
         assert ev.started == 1 + 2  # the build worker, then two measuring workers
 
 
@@ -99,25 +99,60 @@ def test_interleaved_loads_built_schedules() -> None:
         assert all(r["status"] == "ok" and r["samples"] == 4 for r in out.values()), out
 
 
-def test_a_schedule_that_kills_its_worker_spoils_only_itself(monkeypatch) -> None:  # noqa: ANN001
-    """A schedule whose run kills its measuring worker (SIGKILL before it is asked, as a crash of
-    the generated code would) is invalid and not run again; numpy, next in the same OpenMP
-    environment, is measured in every round by a fresh worker (one build worker, the first
-    measuring worker, one replacement)."""
+def _crash_when_asked(monkeypatch, mode: str, crash: Schedule) -> None:  # noqa: ANN001
+    """Make every ``mode`` worker asked for ``crash`` die by SIGKILL while it works on it, as a
+    crash of the generated code or of the compiler would (its output ends, it exits on a signal)."""
     from mapping.tuning.serving import WorkerServer
 
-    crash = ONE_ENV[1]
-    ask = WorkerServer.ask
+    ask, answer = WorkerServer.ask, WorkerServer._answer
 
-    def crashing(self: WorkerServer, schedule: Schedule, timeout: float) -> dict | None:
-        if schedule.key == crash.key and self.mode == "serve":  # its run, not its build
-            os.kill(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
+    def asking(self: WorkerServer, schedule: Schedule, timeout: float) -> dict | None:
+        self.crash_now = self.mode == mode and schedule.key == crash.key
         return ask(self, schedule, timeout)
 
-    monkeypatch.setattr(WorkerServer, "ask", crashing)
+    def answering(self: WorkerServer, timeout: float) -> dict | None:
+        if getattr(self, "crash_now", False):
+            os.kill(self.proc.pid, signal.SIGKILL)
+        return answer(self, timeout)
+
+    monkeypatch.setattr(WorkerServer, "ask", asking)
+    monkeypatch.setattr(WorkerServer, "_answer", answering)
+
+
+def test_a_schedule_that_kills_its_worker_spoils_only_itself(monkeypatch) -> None:  # noqa: ANN001
+    """A schedule whose run kills its measuring worker is invalid, named with the signal, and not
+    run again; numpy, next in the same OpenMP environment, is measured in every round by a fresh
+    worker (one build worker, the first measuring worker, one replacement)."""
+    crash = ONE_ENV[1]
+    _crash_when_asked(monkeypatch, "serve", crash)
     with Evaluator("laplacian_2d", _config()) as ev:
         out = ev.interleaved([crash, Schedule("numpy")], rounds=3)
-        assert out[crash.key]["status"] == "invalid" and "died" in out[crash.key]["error"]
+        assert out[crash.key] == {"status": "invalid", "error": "the re-measurement killed its worker (SIGKILL)"}
         assert out[Schedule("numpy").key]["status"] == "ok" and out[Schedule("numpy").key]["samples"] == 6
         assert ev.started == 3 and ev.runs == 4
+
+
+def test_a_run_that_kills_its_worker_on_both_tries_is_invalid(monkeypatch) -> None:  # noqa: ANN001
+    """A search's run that kills its worker, then the fresh one: ``invalid`` (stored, not tried
+    again by the next search), unlike a timeout; numpy after it gets a third measuring worker."""
+    crash = ONE_ENV[1]
+    _crash_when_asked(monkeypatch, "serve", crash)
+    with Evaluator("laplacian_2d", _config()) as ev:
+        bad, numpy = ev([crash, Schedule("numpy")])
+        assert (bad.status, bad.median_s) == ("invalid", None)
+        assert bad.error == "the run killed its worker on all 2 tries (SIGKILL, SIGKILL)"
+        assert numpy.ok
+        assert ev.started == 1 + 3
+
+
+def test_a_build_that_kills_its_worker_on_both_tries_is_invalid_and_not_run(monkeypatch) -> None:  # noqa: ANN001
+    """A build whose worker dies (as a compiler crash would) is tried once more in a fresh build
+    worker, then recorded ``invalid`` without a run; numpy is still measured."""
+    crash = ONE_ENV[1]
+    _crash_when_asked(monkeypatch, "serve-build", crash)
+    with Evaluator("laplacian_2d", _config()) as ev:
+        bad, numpy = ev([crash, Schedule("numpy")])
+        assert (bad.status, bad.built) == ("invalid", False)
+        assert bad.error == "the build killed its worker on all 2 tries (SIGKILL, SIGKILL)"
+        assert numpy.ok and ev.runs == 1
+        assert ev.started == 2 + 1
