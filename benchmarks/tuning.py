@@ -89,7 +89,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--repeats", type=int, default=7, help="timed runs per schedule (median)")
     p.add_argument("--build-timeout", type=float, default=3600.0, help="seconds per compilation")
     p.add_argument("--max-minutes", type=float, default=None,
-                   help="stop starting new exhaustive searches after this long (resume later)")
+                   help="stop the searches after this many minutes, within the stencil being searched "
+                   "(every evaluation so far is stored: rerun the same command to resume)")
     p.add_argument("--search-only", action="store_true",
                    help="run the searches (resumable, with --max-minutes) and stop: no comparison, the JSON "
                    "lists what is searched; for spreading the searches over several runs")
@@ -127,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
     from mapping.tuning.counters import probe
     from mapping.tuning.db import TuningDB, machine_id
     from mapping.tuning.encoder import LearnedEncoder, log_profile
-    from mapping.tuning.errors import TuningError
+    from mapping.tuning.errors import SearchStopped, TuningError
     from mapping.tuning.measure import Evaluator, MeasureConfig, default_cache_dir
     from mapping.tuning.schedule import Schedule
     from mapping.tuning.search import Tuner
@@ -160,8 +161,13 @@ def run(args: argparse.Namespace) -> int:
     budgeted: dict[str, dict[str, Any]] = {}
     budget_space = get_space(args.budget_space)
     if not args.no_search:
+        t_end = None if args.max_minutes is None else t_start + 60 * args.max_minutes
+
+        def out_of_time() -> bool:
+            return t_end is not None and time.monotonic() > t_end
+
         for i, name in enumerate(names):
-            if args.max_minutes is not None and time.monotonic() - t_start > 60 * args.max_minutes:
+            if out_of_time():
                 log.warning("--max-minutes reached: %d stencils not searched, from %s on (rerun to resume)",
                             len(names) - i, name)  # fmt: skip
                 break
@@ -169,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
                 tqdm(total=len(space) + 1, desc=f"exhaustive {name}", unit="sched", disable=None) as bar,
                 Evaluator(name, cfg) as evaluator,
             ):
-                tuner = Tuner(name, evaluator, db, progress=bar.update)
+                tuner = Tuner(name, evaluator, db, progress=bar.update, should_stop=out_of_time)
                 try:
                     if db.embedding(name, domain) is None:
                         tuner.profile(stream.triad_gbs)
@@ -179,6 +185,10 @@ def run(args: argparse.Namespace) -> int:
                     if _budgeted(args, name):
                         _record_budgeted(budgeted, tuner.search(
                             budget_space, args.budget_strategy, args.budget_search, args.seed))
+                except SearchStopped:
+                    log.warning("--max-minutes reached while searching %s: its evaluations so far are "
+                                "stored; %d stencils not finished (rerun to resume)", name, len(names) - i)  # fmt: skip
+                    break
                 except TuningError as exc:  # one broken stencil does not end the benchmark
                     log.warning("skipping %s: %s", name, exc)
                     failed[name] = str(exc)

@@ -1,4 +1,4 @@
-"""The tuning package's one error class."""
+"""The tuning package's error class, and the signal that a search was stopped on purpose."""
 
 from __future__ import annotations
 
@@ -8,3 +8,8 @@ class TuningError(RuntimeError):
 
     The message names the stencil, schedule (hash), file or key and what to do.
     """
+
+
+class SearchStopped(Exception):
+    """A search stopped because its caller asked it to (a time limit), not because it failed:
+    every evaluation made so far is stored, so running the same search again resumes it."""

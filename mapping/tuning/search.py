@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from mapping.tuning import counters
 from mapping.tuning.db import TuningDB
-from mapping.tuning.errors import TuningError
+from mapping.tuning.errors import SearchStopped, TuningError
 from mapping.tuning.features import Embedding, dynamic_features, program_features, static_features
 from mapping.tuning.measure import TIMEOUT, Evaluation, Evaluator
 from mapping.tuning.programs import ProgramCall, ProgramTarget
@@ -104,6 +104,8 @@ class Tuner:
     ``stored_only``: replay searches from the database; a schedule it does not hold is a
     :class:`TuningError` instead of a measurement (the same seed proposes the same schedules),
     and a stored timeout is the failed evaluation it was in the search that met it.
+    ``should_stop``: asked before each new measurement and after each one is stored; once it
+    answers True the search raises :class:`SearchStopped` (run it again to resume).
     A random or optuna search the database has recorded (:func:`search_spec`) is read from
     it; one not recorded is sampled, and recorded once complete.
     """
@@ -115,6 +117,7 @@ class Tuner:
         db: TuningDB,
         progress: Callable[[int], object] | None = None,
         stored_only: bool = False,
+        should_stop: Callable[[], bool] | None = None,
     ) -> None:
         self.target = resolve(stencil)
         self.stencil = self.target.name  # canonical: the database key
@@ -123,6 +126,7 @@ class Tuner:
         self.domain = evaluator.config.domain
         self.progress = progress
         self.stored_only = stored_only
+        self.should_stop = should_stop
 
     # -- embedding --------------------------------------------------------------------
     def profile(self, stream_gbs: float) -> Embedding:
@@ -201,6 +205,8 @@ class Tuner:
             )
         if result is not None:
             result.reused += len(schedules) - len(todo)
+        if todo:
+            self._stop_if_asked()
 
         def done(ev: Evaluation) -> None:
             self.db.put_evaluation(self.stencil, self.domain, ev)
@@ -208,6 +214,7 @@ class Tuner:
                 self.progress(1)
             if not ev.ok:
                 log.info("%s: invalid schedule %s: %s", self.stencil, ev.schedule.describe(), ev.error[:200])
+            self._stop_if_asked()
 
         builds0, runs0 = self.evaluator.builds, self.evaluator.runs
         if todo:
@@ -219,6 +226,10 @@ class Tuner:
         if self.progress:
             self.progress(len(schedules) - len(todo))
         return [known[s.key] for s in schedules]
+
+    def _stop_if_asked(self) -> None:
+        if self.should_stop is not None and self.should_stop():
+            raise SearchStopped(f"{self.stencil}: search stopped; its evaluations so far are stored")
 
     def space(self, base: Sequence[Schedule]) -> list[Schedule]:
         """``base`` for a stencil; for a program, ``base`` times every fusion of its calls."""

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from mapping.tuning.db import TuningDB
-from mapping.tuning.errors import TuningError
+from mapping.tuning.errors import SearchStopped, TuningError
 from mapping.tuning.measure import TIMEOUT, Evaluation, MeasureConfig
 from mapping.tuning.schedule import Schedule
 from mapping.tuning.search import Tuner, search_spec
@@ -129,6 +129,31 @@ def test_a_completed_search_is_recorded_and_read_back_without_sampling(tmp_path:
     ev = StandIn(tmp_path)
     redo = Tuner("laplacian_2d", ev, db).search(space, "optuna", budget=30, seed=0)  # type: ignore[arg-type]
     assert [s.key for s in ev.asked] == [keys[-1]] and [e.schedule.key for e in redo.evaluations] == keys
+
+
+def test_a_search_stopped_on_request_resumes_where_it_stopped(tmp_path: Path) -> None:
+    """Reference: the same search run without a stop, on its own database. Told to stop after
+    12 measurements, a search raises :class:`SearchStopped` with those 12 stored and no search
+    recorded; run again, it measures exactly what the uninterrupted search measured after its
+    12th (nothing twice) and ends with its evaluations, in the same order (TPE with the same
+    seed, told the same stored timings)."""
+    space = full_space()
+    uninterrupted = StandIn(tmp_path)
+    whole = Tuner("laplacian_2d", uninterrupted, TuningDB(tmp_path / "whole.sqlite"))  # type: ignore[arg-type]
+    want = [e.schedule.key for e in whole.search(space, "optuna", budget=30, seed=0).evaluations]
+    db = TuningDB(tmp_path / "db.sqlite")
+    ev = StandIn(tmp_path)
+    stopping = Tuner("laplacian_2d", ev, db, should_stop=lambda: len(ev.asked) >= 12)  # type: ignore[arg-type]
+    with pytest.raises(SearchStopped, match="evaluations so far are stored"):
+        stopping.search(space, "optuna", budget=30, seed=0)
+    assert len(ev.asked) == 12 and len(db.evaluations("laplacian_2d", (8, 8, 4))) == 12
+    assert db.search_keys("laplacian_2d", (8, 8, 4), search_spec(space, "optuna", 30, 0, 2)) is None
+    again = StandIn(tmp_path)
+    res = Tuner("laplacian_2d", again, db).search(space, "optuna", budget=30, seed=0)  # type: ignore[arg-type]
+    assert [s.key for s in ev.asked] == [s.key for s in uninterrupted.asked[:12]]
+    assert [s.key for s in again.asked] == [s.key for s in uninterrupted.asked[12:]]
+    assert not {s.key for s in again.asked} & {s.key for s in ev.asked}
+    assert [e.schedule.key for e in res.evaluations] == want
 
 
 class TimesOutOnce(StandIn):
