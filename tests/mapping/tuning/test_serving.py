@@ -15,6 +15,8 @@ import os
 import signal
 from pathlib import Path
 
+import pytest
+
 from mapping.tuning.measure import TIMEOUT, Evaluator, MeasureConfig, pinned_cores
 from mapping.tuning.schedule import Schedule
 
@@ -132,27 +134,21 @@ def test_a_schedule_that_kills_its_worker_spoils_only_itself(monkeypatch) -> Non
         assert ev.started == 3 and ev.runs == 4
 
 
-def test_a_run_that_kills_its_worker_on_both_tries_is_invalid(monkeypatch) -> None:  # noqa: ANN001
-    """A search's run that kills its worker, then the fresh one: ``invalid`` (stored, not tried
-    again by the next search), unlike a timeout; numpy after it gets a third measuring worker."""
+@pytest.mark.parametrize(("mode", "what", "started", "runs"), [("serve", "the run", 1 + 3, 1),
+                                                           ("serve-build", "the build", 2 + 1, 1)])  # fmt: skip
+def test_a_build_or_run_that_kills_its_worker_on_both_tries_is_invalid(
+    monkeypatch, mode: str, what: str, started: int, runs: int  # noqa: ANN001
+) -> None:
+    """A run (or build, as a compiler crash would) that kills its worker, then the fresh one:
+    ``invalid``, named by the signal, unmeasured (stored, and not tried again by the next
+    search), unlike a timeout; numpy after it is still measured. Workers: for a run, one build
+    worker and three measuring ones (numpy needs a third); for a build, two build workers and
+    one measuring worker."""
     crash = ONE_ENV[1]
-    _crash_when_asked(monkeypatch, "serve", crash)
+    _crash_when_asked(monkeypatch, mode, crash)
     with Evaluator("laplacian_2d", _config()) as ev:
         bad, numpy = ev([crash, Schedule("numpy")])
-        assert (bad.status, bad.median_s) == ("invalid", None)
-        assert bad.error == "the run killed its worker on all 2 tries (SIGKILL, SIGKILL)"
-        assert numpy.ok
-        assert ev.started == 1 + 3
-
-
-def test_a_build_that_kills_its_worker_on_both_tries_is_invalid_and_not_run(monkeypatch) -> None:  # noqa: ANN001
-    """A build whose worker dies (as a compiler crash would) is tried once more in a fresh build
-    worker, then recorded ``invalid`` without a run; numpy is still measured."""
-    crash = ONE_ENV[1]
-    _crash_when_asked(monkeypatch, "serve-build", crash)
-    with Evaluator("laplacian_2d", _config()) as ev:
-        bad, numpy = ev([crash, Schedule("numpy")])
-        assert (bad.status, bad.built) == ("invalid", False)
-        assert bad.error == "the build killed its worker on all 2 tries (SIGKILL, SIGKILL)"
-        assert numpy.ok and ev.runs == 1
-        assert ev.started == 2 + 1
+        assert (bad.status, bad.median_s, bad.built) == ("invalid", None, False)
+        assert bad.error == f"{what} killed its worker on all 2 tries (SIGKILL, SIGKILL)"
+        assert numpy.ok and ev.runs == runs
+        assert ev.started == started
