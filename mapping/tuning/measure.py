@@ -69,7 +69,7 @@ class Evaluation:
     """The outcome of one schedule on one stencil."""
 
     schedule: Schedule
-    status: str  # "ok", "invalid" (failed validation/build) or "timeout" (retried next time)
+    status: str  # "ok", "invalid" (failed validation or build, or crashed on both tries) or "timeout" (retried)
     median_s: float | None = None
     min_s: float | None = None
     max_s: float | None = None
