@@ -31,6 +31,8 @@ from contextlib import contextmanager
 from types import TracebackType
 from typing import NoReturn
 
+from stencils.exit_status import signal_name
+
 log = logging.getLogger(__name__)
 
 #: environment variables set by MPI launchers (MPICH hydra and PMI-2 srun, Open MPI, PMIx)
@@ -97,13 +99,6 @@ def _excepthook(
     abort_job(1, f"uncaught {_describe(exc)}", exc)
 
 
-def _signal_name(signum: int) -> str:
-    try:
-        return signal.Signals(signum).name
-    except ValueError:
-        return f"signal {signum}"
-
-
 def _watch(read_end: socket.socket) -> None:
     """Watcher thread: abort when a signal's byte arrives on the wakeup socket."""
     while True:
@@ -115,7 +110,7 @@ def _watch(read_end: socket.socket) -> None:
             return
         if not data:
             return
-        abort_job(128 + data[0], f"received {_signal_name(data[0])}")
+        abort_job(128 + data[0], f"received {signal_name(data[0])}")
 
 
 def _ignore(signum: int, frame: object) -> None:

@@ -15,7 +15,6 @@ import json
 import logging
 import os
 import select
-import signal
 import subprocess
 import sys
 import tempfile
@@ -25,21 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from mapping.tuning.schedule import Schedule
+from stencils.exit_status import exit_description
 
 log = logging.getLogger(__name__)
 
 #: Prefix of the result lines a serving worker writes to stdout.
 RESULT_MARK = "@@stratoflow-result "
-
-
-def exit_description(returncode: int) -> str:
-    """A child's exit status in words: ``SIGSEGV`` for a negative (signal) code, else ``exit N``."""
-    if returncode < 0:
-        try:
-            return signal.Signals(-returncode).name
-        except ValueError:
-            return f"signal {-returncode}"
-    return f"exit {returncode}"
 
 
 class WorkerServer:
