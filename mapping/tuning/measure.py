@@ -248,7 +248,7 @@ class Evaluator:
             """``s``'s build record; a build that kills its worker is tried once more in a fresh
             one (one that runs past the build timeout is not)."""
             died: list[str | None] = []
-            while len(died) < 2 and (not died or died[-1]):
+            for _ in range(2):
                 slot = self._free.get()
                 try:
                     srv = self._builders[slot]
@@ -260,6 +260,8 @@ class Evaluator:
                 if rec is not None:
                     return rec
                 died.append(srv.died)
+                if srv.died is None:  # past the build timeout: not tried again
+                    break
             status, error = lost(died, "the build")
             return {"build_key": s.build_key, "status": status, "error": error}
 
