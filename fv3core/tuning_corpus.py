@@ -6,9 +6,10 @@ on numpy and lists every distinct stencil they build, with the externals they bu
 :func:`corpus_names` turns these into tuning target names: per definition the variant the models
 ask for most often, named with all its externals
 (:func:`mapping.tuning.targets.names_for_externals`), so the corpus has one member per
-definition and no near-duplicate neighbours. Tuning feeds a target smooth random inputs of one
-shape; :func:`runs_on_generic_inputs` leaves out the definitions that need more (fields one level
-longer at interfaces, integer index fields, positive pressures), with the reason in the file.
+definition and no near-duplicate neighbours. Tuning feeds a target smooth random inputs (fields
+as long in k as the stencil accesses them; the pressure stencils a hydrostatic column,
+:mod:`fv3core.tuning_inputs`); :func:`runs_on_generic_inputs` leaves out a definition that fails
+on them, with the reason in the file.
 
 The names are committed as ``fv3core/tuning_corpus.json`` (read by :mod:`fv3core.tunable`;
 running the models at every discovery would cost two minutes) and regenerated with
@@ -29,6 +30,10 @@ log = logging.getLogger(__name__)
 
 #: The committed corpus (target names, sorted).
 CORPUS_PATH = Path(__file__).with_name("tuning_corpus.json")
+
+#: Domain of the generic-inputs check: wider than the C12 tile-edge regions the recorded
+#: externals place (up to ``J[0]+15``), as the tuning domain is.
+CHECK_DOMAIN = (24, 24, 6)
 
 #: The runs whose builds make the corpus (FV3Config dictionaries).
 RECORDED_RUNS: tuple[dict, ...] = (
@@ -74,8 +79,9 @@ def corpus_names(records: Sequence[BuildRecord]) -> list[str]:
 
 
 def runs_on_generic_inputs(name: str) -> str | None:
-    """None if the tuning target ``name`` runs on numpy with tuning's generic inputs (smooth
-    random fields, all of one shape) and gives finite outputs; else why not."""
+    """None if the tuning target ``name`` runs on numpy with its tuning inputs
+    (:meth:`mapping.tuning.targets.TuningTarget.allocate`) and gives finite outputs; else why
+    not."""
     import tempfile
 
     import numpy as np
@@ -86,7 +92,7 @@ def runs_on_generic_inputs(name: str) -> str | None:
     target = resolve(name)
     with tempfile.TemporaryDirectory(prefix="stratoflow-corpus-") as tmp:
         try:
-            out = reference_outputs(target, target.domain(12, 10, 6), 0, tmp)
+            out = reference_outputs(target, target.domain(*CHECK_DOMAIN), 0, tmp)
         except Exception as exc:  # any failure of the generated code on these inputs
             return f"does not run on generic inputs: {type(exc).__name__}: {str(exc)[:160]}"
     if not all(np.isfinite(a).all() for a in out.values()):

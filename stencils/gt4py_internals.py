@@ -9,7 +9,8 @@ else.  The internals, by what they are for:
   ``config`` module (:func:`configure_builds`);
 * OIR pass selection: GT4Py's default OIR pipeline without some passes
   (:func:`oir_pipeline_without`);
-* front end: GTScript parsed into GTIR without code generation (:func:`parse_gtir`), and the
+* front end: GTScript parsed into GTIR without code generation (:func:`parse_gtir`), the
+  vertical extent each field is accessed over (:func:`k_boundary`), and the
   GTIR node classes the access analysis, the tuning features and the StencilFlow bridge walk
   (:data:`gtir`, :data:`common`, :data:`eve`);
 * the launch fast path: the keyword arguments of ``StencilObject.run`` (:func:`run_arguments`)
@@ -45,6 +46,7 @@ __all__ = [
     "eve",
     "gtir",
     "install_sdfg_option",
+    "k_boundary",
     "LOWERED_SDFGS",
     "oir_pipeline_without",
     "parse_gtir",
@@ -135,6 +137,17 @@ def parse_gtir(definition: Callable[..., None], externals: Mapping[str, Any] | N
         ) from exc
     finally:
         definition.__annotations__ = original
+
+
+def k_boundary(stencil_ir: Any) -> dict[str, tuple[int, int]]:
+    """Per field of a ``gtir.Stencil``: the levels it is accessed below the first level of the
+    compute domain and beyond its last, ``(below, beyond)`` (``(0, 1)``: an interface field,
+    one level longer than the domain; negative: that many levels inside the domain's edge are not
+    accessed).  Accesses with a variable k offset are not counted.
+    Internal: ``gtc.passes.gtir_k_boundary.compute_k_boundary``."""
+    from gt4py.cartesian.gtc.passes.gtir_k_boundary import compute_k_boundary
+
+    return {str(name): (int(lo), int(hi)) for name, (lo, hi) in compute_k_boundary(stencil_ir).items()}
 
 
 # -- the launch fast path --------------------------------------------------------------------

@@ -287,6 +287,7 @@ class ProgramTarget:
     outputs: tuple[str, ...]
     params: Mapping[str, float] = field(default_factory=dict)
     externals: Mapping[str, Any] = field(default_factory=dict)
+    field_axes: Mapping[str, str] = field(default_factory=dict)  # program fields are all IJK
 
     def domain(self, nx: int, ny: int, nz: int) -> Any:
         from stencils.storage import Domain

@@ -40,12 +40,17 @@ class Tunable:
     to try, e.g. ``{"iord": (5, 8)}``; a definition that reads one is tuned once per value.
     ``targets``: target names with explicit externals (``module:function[KEY=VALUE,...]``),
     e.g. the variants the package's models build; a definition named here is tuned as these
-    targets only (its scanned variants are left out)."""
+    targets only (its scanned variants are left out). ``inputs``: definitions
+    (``module:function``) whose generic inputs are unphysical, each with the ``module:function``
+    of a maker, ``maker(name, domain)``: on the compute domain ``domain``, the input field
+    ``name`` (with as many levels as the model gives it) or the value of the scalar ``name``,
+    or None for a generic one."""
 
     name: str
     modules: tuple[str, ...]
     externals: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
     targets: tuple[str, ...] = ()
+    inputs: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if isinstance(self.modules, str) or not self.modules:
@@ -70,6 +75,13 @@ class Tunable:
                 f"got {self.targets!r}"
             )
         object.__setattr__(self, "targets", tuple(self.targets))
+        bad = {k: v for k, v in dict(self.inputs).items() if not (":" in str(k) and ":" in str(v))}
+        if bad:
+            raise TuningError(
+                f"tunable {self.name!r}: inputs must map 'module:function' definitions to the "
+                f"'module:function' of their field maker, got {bad!r}"
+            )
+        object.__setattr__(self, "inputs", dict(self.inputs))
 
 
 class Registry:

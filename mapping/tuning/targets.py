@@ -3,8 +3,10 @@
 A target is named either by a stencil library name (``hdiff``) or by ``module:function`` for a
 module-level GTScript definition anywhere. Library stencils bring their own input generator and
 halo; other definitions get smooth random inputs with a halo as wide as their largest horizontal
-read offset (from :func:`stencils.access.analyse`). :func:`discover` lists the definitions of
-the modules packages registered (:mod:`mapping.tuning.registry`).
+read offset (from :func:`stencils.access.analyse`), each field with as many levels as the stencil
+accesses (an interface field read one level past the last layer has one more) and of its declared
+dtype. :func:`discover` lists the definitions of the modules packages registered
+(:mod:`mapping.tuning.registry`).
 
 Definitions that read externals carry them in the name, in brackets:
 ``module:function[x,iord=5]`` or ``module:function[DI=1,DJ=0]``. ``x``/``y`` stand for the
@@ -177,23 +179,49 @@ class TuningTarget:
         return Domain(nx, ny, nz, self.halo)
 
     field_axes: Mapping[str, str] = field(default_factory=dict)  # e.g. {"rarea": "IJ"}; default IJK
+    #: levels a field has beyond the compute domain's last (1: an interface field); default 0
+    field_levels: Mapping[str, int] = field(default_factory=dict)
+    #: dtype of fields that are not float64 (e.g. an integer index field)
+    field_dtypes: Mapping[str, Any] = field(default_factory=dict)
+    #: the registration's physical inputs, ``maker(name, domain)`` on the compute domain: a
+    #: field's array (with the levels it has in the model) or a scalar's value, None where
+    #: generic (``Tunable.inputs``)
+    field_maker: Callable[[str, Any], Any] | None = None
 
     def allocate(self, domain: Any, seed: int = 0) -> dict[str, np.ndarray]:
-        """Numpy arrays (with halo) for every field: generated inputs, zeroed outputs."""
+        """Numpy arrays (with halo) for every field: generated inputs, zeroed outputs; each as
+        many levels as the stencil accesses and of its declared dtype."""
         rng = np.random.default_rng(seed)
         if self.make_inputs is not None:
             arrays = self.make_inputs(domain, rng)
         else:
             from stencils.library.base import smooth_field
 
-            arrays = {name: smooth_field(domain, rng) + 2.0 for name in self.inputs}
+            arrays = {}
+            for name in self.inputs:  # generic ones drawn in order, whatever the maker gives
+                on = self._field_domain(domain, name)
+                generic = smooth_field(on, rng) + 2.0
+                made = self.field_maker(name, domain) if self.field_maker is not None else None
+                arrays[name] = (generic if made is None else made).astype(self.field_dtypes.get(name, np.float64))
         for name in self.outputs:
-            arrays.setdefault(name, np.zeros(domain.shape, dtype=np.float64))
+            shape = self._field_domain(domain, name).shape
+            arrays.setdefault(name, np.zeros(shape, dtype=self.field_dtypes.get(name, np.float64)))
         for name, axes in self.field_axes.items():
             if axes != "IJK" and name in arrays:
                 index = tuple(slice(None) if a in axes else 0 for a in "IJK")
                 arrays[name] = np.ascontiguousarray(arrays[name][index])
         return arrays
+
+    def scalars(self, domain: Any) -> dict[str, Any]:
+        """The scalar arguments on ``domain``: ``params``, with the registration's physical values
+        (e.g. a level count) where its field maker gives one."""
+        made = {name: self.field_maker(name, domain) if self.field_maker else None for name in self.params}
+        return {name: value if made[name] is None else made[name] for name, value in self.params.items()}
+
+    def _field_domain(self, domain: Any, name: str) -> Any:
+        from stencils.storage import Domain
+
+        return Domain(domain.nx, domain.ny, domain.nz + self.field_levels.get(name, 0), domain.halo)
 
 
 def _library_target(name: str) -> TuningTarget:
@@ -243,13 +271,20 @@ def _definition_target(
         if p not in access.fields and p not in access.scalars
     )  # fmt: skip
     inout = [f for f in outputs if f in access.reads]
-    from stencils.gt4py_internals import gtir
+    from stencils.gt4py_internals import common, gtir, k_boundary
 
-    axes = {
-        str(p.name): "".join(str(d) for d in ("I", "J", "K") if p.dimensions[("I", "J", "K").index(d)])
-        for p in access.gtir.params
-        if isinstance(p, gtir.FieldDecl)
-    }
+    decls = [p for p in access.gtir.params if isinstance(p, gtir.FieldDecl)]
+    axes = {str(p.name): "".join(d for d, on in zip("IJK", p.dimensions) if on) for p in decls}
+    dtypes = {str(p.name): np.dtype(p.dtype.name.lower()) for p in decls if p.dtype != common.DataType.FLOAT64}
+    levels = {}
+    for f, (below, beyond) in k_boundary(access.gtir).items():
+        if below > 0:
+            raise TuningError(
+                f"stencil {name!r} reads field {f!r} {below} level(s) below the first level of its "
+                "compute domain; tuning runs every stencil from level 0: not tunable"
+            )
+        if beyond > 0:
+            levels[f] = beyond
     return TuningTarget(
         name=name,
         definition=definition,
@@ -259,7 +294,26 @@ def _definition_target(
         params={s: 0.5 for s in access.scalars},
         externals=dict(externals or {}),
         field_axes=axes,
+        field_levels=levels,
+        field_dtypes=dtypes,
+        field_maker=_field_maker(name.split("[")[0]),
     )
+
+
+def _field_maker(base: str) -> Callable[[str, Any], Any] | None:
+    """The field maker a registration names for definition ``base`` (``Tunable.inputs``)."""
+    for registration in registered():
+        path = registration.inputs.get(base)
+        if path is not None:
+            module, _, attr = path.partition(":")
+            try:
+                return getattr(importlib.import_module(module), attr)
+            except (ImportError, AttributeError) as exc:
+                raise TuningError(
+                    f"tunable {registration.name!r}: the field maker {path!r} of {base!r} does not "
+                    f"import: {exc}"
+                ) from exc
+    return None
 
 
 def is_gtscript_definition(obj: Any) -> bool:

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from gt4py.cartesian import gtscript
-from gt4py.cartesian.gtscript import PARALLEL, computation, interval
+from gt4py.cartesian.gtscript import FORWARD, PARALLEL, computation, interval
 
 from stencils import gt4py_internals as gi
 from stencils.errors import StencilError
@@ -84,6 +84,24 @@ def test_parse_gtir_and_the_node_classes_the_analyses_walk() -> None:
     assert issubclass(gi.eve.NodeVisitor, object) and hasattr(gi.eve.NodeVisitor, "visit")
     with pytest.raises(StencilError, match="does not parse"):
         gi.parse_gtir(lambda a: None)
+
+
+def interfaces(pe: gtscript.Field[np.float64], dp: gtscript.Field[np.float64],
+               top: gtscript.Field[np.float64]):
+    with computation(FORWARD):
+        with interval(0, 1):
+            top = pe  # noqa: F841 (an output)
+        with interval(1, None):
+            dp = pe[0, 0, 1] - pe[0, 0, -1]  # noqa: F841 (an output)
+
+
+def test_k_boundary_counts_levels_beyond_the_compute_domain() -> None:
+    """Internal: gtc.passes.gtir_k_boundary.compute_k_boundary (reference: the offsets and
+    intervals written in ``interfaces``: ``pe`` is read one level past the last level and, from
+    the second level, one level back, which stays inside the domain; ``dp`` is written from the
+    second level only, one level inside the domain's bottom edge)."""
+    assert gi.k_boundary(gi.parse_gtir(interfaces)) == {"pe": (0, 1), "dp": (-1, 0), "top": (0, 0)}
+    assert gi.k_boundary(gi.parse_gtir(scale)) == {"a": (0, 0), "b": (0, 0)}
 
 
 def test_evaluated_annotations_leave_the_definition_as_it_was() -> None:

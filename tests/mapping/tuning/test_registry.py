@@ -131,3 +131,12 @@ def test_registrations_are_checked() -> None:
         Tunable("d", ("m1",), {"iord": ()})
     registry.unregister("a")
     assert registry.tunables() == []
+
+
+def test_inputs_name_definitions_and_makers_as_module_function() -> None:
+    """A registration's input makers map 'module:function' to 'module:function'; anything else is
+    refused with the offending entries named (reference: the docstring's format)."""
+    ok = Tunable("t", modules=("m",), inputs={"m:f": "m.inputs:make"})
+    assert ok.inputs == {"m:f": "m.inputs:make"}
+    with pytest.raises(TuningError, match="'f': 'make'"):
+        Tunable("t", modules=("m",), inputs={"f": "make"})
