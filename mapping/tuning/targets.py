@@ -215,8 +215,13 @@ class TuningTarget:
     def scalars(self, domain: Any) -> dict[str, Any]:
         """The scalar arguments on ``domain``: ``params``, with the registration's physical values
         (e.g. a level count) where its field maker gives one."""
-        made = {name: self.field_maker(name, domain) if self.field_maker else None for name in self.params}
-        return {name: value if made[name] is None else made[name] for name, value in self.params.items()}
+        values = dict(self.params)
+        if self.field_maker is not None:
+            for name in self.params:
+                made = self.field_maker(name, domain)
+                if made is not None:
+                    values[name] = made
+        return values
 
     def _field_domain(self, domain: Any, name: str) -> Any:
         from stencils.storage import Domain

@@ -18,14 +18,16 @@ from pathlib import Path
 import pytest
 
 from benchmarks import tuning
+from fv3core.tuning_corpus import load_corpus
 from mapping.tuning.ablation import BUDGETED, METHODS
 from mapping.tuning.db import machine_id
 from mapping.tuning.encoder import LearnedEncoder
 from workflows.cli import main
 
 STENCILS = ["laplacian_2d", "jacobi_2d", "laplacian_3d", "jacobi_3d"]
-#: its numpy baseline fails on generic inputs (positive pressures needed): skipped, not fatal
-BROKEN = "fv3core.stencils.fv3_pressure_gradient:cgrid_pressure_gradient[x]"
+#: its numpy baseline fails on the 12x12 domain here (its tile-edge regions, placed for C12,
+#: reach J[0]+15): skipped, not fatal
+BROKEN = next(n for n in load_corpus() if ":transport_sweep[" in n)
 
 
 def _run(out: Path, db: Path, *extra: str) -> dict:
