@@ -75,7 +75,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "--threads 1 2: each backend with 1 and with 2 threads, interleaved in the "
                    "same rounds); numpy is single-threaded")
     p.add_argument("--step", choices=["dynamics", "transport"], default="dynamics",
-                   help="dynamics: TC2 shallow-water step (default); transport: TC1 fvtp2d step")
+                   help="dynamics: FV3's TC2 shallow-water large step (default); transport: FV3's "
+                   "TC1 large step (d_sw's advection of delp)")
     p.add_argument("--case", choices=["williamson2", "baroclinic"], default="williamson2",
                    help="williamson2: the shallow-water step of --step (default); baroclinic: "
                    "one large step of FV3's hydrostatic 3-D core on the JW06 wave with FV3's "
@@ -172,47 +173,38 @@ class _CountingFactory:
 
 
 def _decomposition(n: int, mpi: bool = False, layout: int = 1):
-    from fv3core.decomposition import decompose
-    from fv3core.testcases.williamson import A_EARTH
+    from fv3core.grid.decomposition import decompose
 
-    return decompose(n, layout, mpi=mpi, radius=A_EARTH)
+    return decompose(n, layout, mpi=mpi)
 
 
 def _model(backend: str, n: int, decomposition=None, step: str = "dynamics", count: bool = False):
-    """The model of ``step`` on ``backend``; ``count``: its stencils count the bytes of the
-    fields they touch (a wrapper that disables the bound fast path -- never timed)."""
+    """FV3's shallow-water core on ``backend`` for ``step``: ``dynamics`` the TC2 large step,
+    ``transport`` FV3's TC1 (``d_sw``'s advection of ``delp``), with the defaults of ``fv3 run``
+    (dt_atmos 1200 s in 4 acoustic steps); ``count``: its stencils count the bytes of the fields
+    they touch (a wrapper that disables the bound fast path -- never timed)."""
+    from fv3core.config import FV3Config
+    from fv3core.experiments.driver import experiment_for
     from stencils.factory import StencilFactory
 
     decomposition = decomposition or _decomposition(n)
     factory = _CountingFactory(StencilFactory(backend)) if count else StencilFactory(backend)
-    ranks = decomposition.ranks
-    if step == "transport":
-        from fv3core.advection import Advection, AdvectionConfig
-        from fv3core.testcases.williamson import CosineBell, SolidBodyFlow
-
-        flow = SolidBodyFlow(alpha=np.pi / 2 - 0.05)
-        bell = CosineBell(flow)
-        dt = 0.4 * float(min(r.metric.dxa.min() for r in ranks)) / flow.u0
-        model = Advection(factory, decomposition, AdvectionConfig(hord=8, dt=dt),
-                          flow.stream_function, lambda lon, lat: bell.height(lon, lat))  # fmt: skip
-        return _TransportStep(model), factory, ranks
-    from fv3core.dynamics import DynamicsConfig, ShallowWaterDynamics
-    from fv3core.shallow_water_model import wave_speed_over_dx
-    from fv3core.testcases.williamson import shallow_water_case
-
-    case = shallow_water_case("williamson2")
-    # no collective (the maximum over this process's ranks): the MPI warm-up builds serially
-    dt = 0.5 / max(wave_speed_over_dx(r, case) for r in ranks)
-    dynamics = ShallowWaterDynamics(factory, decomposition, DynamicsConfig(dt=dt), case)
-    return _DynamicsStep(dynamics), factory, ranks
+    case = "williamson1" if step == "transport" else "williamson2"
+    config = FV3Config.from_dict({"case": case, "resolution": n, "backend": backend},
+                                 source="bench fv3")  # fmt: skip
+    model = experiment_for(config).build(factory, decomposition, config.dt)
+    return _ShallowWaterStep(model.dynamics), factory, decomposition.ranks
 
 
-class _TransportStep:
-    """Uniform view of a TC1 transport model for the benchmark."""
+class _ShallowWaterStep:
+    """Uniform view of FV3's shallow-water dynamics for the benchmark: one step is one large
+    step (``n_split`` acoustic steps); :meth:`halo` runs each of its halo updaters once."""
 
-    def __init__(self, model: Any) -> None:
-        self.model = model
-        self.updaters = [model.halo, model.flux_sync]
+    def __init__(self, dynamics: Any) -> None:
+        self.model = dynamics
+        h = dynamics.halos
+        self.updaters = [g for g in (h.scalars, h.d_winds, h.c_winds, h.divergence, h.boundary)
+                         if g is not None]  # fmt: skip
         self.exchanges = [ex for group in self.updaters for ex in group.exchanges]
 
     def step(self) -> None:
@@ -223,34 +215,12 @@ class _TransportStep:
             updater.update()
 
     def state(self) -> np.ndarray:
-        return np.concatenate([r.interior().ravel() for r in self.model.ranks])
-
-
-class _DynamicsStep:
-    """Uniform view of a TC2 shallow-water model for the benchmark."""
-
-    def __init__(self, model: Any) -> None:
-        from fv3core.dynamics import Halo
-
-        self.model = model
-        self._halos = (Halo.WIND, Halo.C_GRID_WIND, Halo.FLUX_SYNC, Halo.DEPTH)
-        self.exchanges = [ex for h in self._halos for ex in model.updaters[h].exchanges]
-
-    def step(self) -> None:
-        self.model.step()
-
-    def halo(self) -> None:
-        for h in self._halos:
-            self.model.exchange(h)
-
-    def state(self) -> np.ndarray:
-        return np.concatenate([np.concatenate([r.rank.interior(np.asarray(r.state.h)[..., 0]).ravel(),
-                                               r.rank.interior(np.asarray(r.state.u)[..., 0]).ravel()])
-                               for r in self.model.ranks])  # fmt: skip
+        return np.concatenate([np.concatenate([d.arrays()["delp"].ravel(), d.arrays()["u"].ravel()])
+                               for d in self.model.ranks.values()])  # fmt: skip
 
 
 def _is_corner_copy(f: str, line: int, fn: str) -> bool:
-    from fv3core.stencils.transport import CornerCopy, FlatCopy
+    from fv3core.stencils.fv_tp_2d import CornerCopy, FlatCopy
 
     codes = (CornerCopy.__call__.__code__, FlatCopy.__call__.__code__)
     return any(f == c.co_filename and line == c.co_firstlineno for c in codes)
@@ -557,7 +527,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
 
 def fv3_config(namelist: Path | str, backend: str, resolution: int | None = None,
                layout: int = 1) -> Any:  # fmt: skip
-    """The Fortran reference run's namelist with FV3's scheme (``dynamics="fv3"``) on
+    """The Fortran reference run's namelist with FV3's scheme on
     ``backend``; another ``resolution`` scales ``n_split`` with it (the namelist's acoustic
     Courant number, as the reference runs do: C24 2, C48 4, C96 8)."""
     from fv3core.config import FV3Config
@@ -581,7 +551,7 @@ def fv3_in_process(config: Any, repeats: int) -> dict[str, Any]:
     """Median time of one large step (``dt_atmos``: ``n_split`` acoustic steps) of FV3's
     scheme, all ``6 * layout^2`` ranks in this process; checked against numpy first (other
     backends)."""
-    from fv3core.driver import build_model
+    from fv3core.experiments.driver import build_model
 
     _, _, model, _, dt = build_model(config)
     model.step()  # builds/loads everything; the validation step
@@ -730,9 +700,10 @@ def _step_section(payload: dict[str, Any]) -> list[str]:
     ]  # fmt: skip
     md = [
         "# fv3core benchmark: one " + (
-            "Williamson TC2 shallow-water dynamics step of the geometric scheme (d2a2c, c_sw, "
-            "d_sw with two fvtp2d, hord 8, divergence damping, 4 halo updates)"
-            if payload["step"] == "dynamics" else "Williamson TC1 transport step (fvtp2d, hord 8)"),
+            "Williamson TC2 large step of FV3's shallow-water core (4 acoustic steps of c_sw, "
+            "p_grad_c, d_sw with fv_tp_2d hord 8 and nord 2 divergence damping, one_grad_p; "
+            "their halo updates)"
+            if payload["step"] == "dynamics" else "FV3's TC1 large step (d_sw's advection of delp, hord 8)"),
         "",
         f"C{n}, 6 tiles, all ranks in one process; rows without a thread count: 1 OpenMP "
         f"thread. Each row's turn in a round is consecutive steps lasting >= "

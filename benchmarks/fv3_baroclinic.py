@@ -45,7 +45,7 @@ class BaroclinicStep:
 
     def __init__(self, backend: str, resolution: int, levels: int, days: float = 1.0) -> None:
         from fv3core.config import FV3Config
-        from fv3core.driver import build_model
+        from fv3core.experiments.driver import build_model
 
         self.config = FV3Config.from_dict({"case": "baroclinic", "resolution": resolution,
                                            "nz": levels, "backend": backend, "days": days},

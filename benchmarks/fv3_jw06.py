@@ -131,7 +131,7 @@ def config_for(case: str, resolution: int, levels: int, days: float, backend: st
 
 def save_run(cfg, path: Path, progress: bool) -> Path:
     """Run ``cfg`` and save its daily 2-D fields, diagnostics and metadata to ``path`` (.npz)."""
-    from fv3core.driver import run
+    from fv3core.experiments.driver import run
 
     t0 = time.perf_counter()
     result = run(cfg, progress=progress, history_every_s=86400.0, history_fields=HISTORY_FIELDS)
@@ -332,7 +332,7 @@ def analyse(runs: list[SavedRun]) -> dict[str, Any]:
 
 def plot(run: SavedRun, folder: Path) -> list[Path]:
     """ps and vort850 at JW06's days (ours and the Fortran run's) and the run's time series."""
-    from fv3core.plot_baroclinic import plot_baroclinic_days, plot_time_series
+    from fv3core.output.baroclinic_plots import plot_baroclinic_days, plot_time_series
 
     out = []
     regrid = run.regridder

@@ -32,7 +32,7 @@ def fv3_mpi_worker(config_json: str, repeats: int, out: str) -> None:
     untimed step; rank 0 writes every rank's step time, halo time and peak RSS as JSON."""
     from benchmarks.memory import self_peak_rss_MB
     from fv3core.config import FV3Config
-    from fv3core.driver import build_model
+    from fv3core.experiments.driver import build_model
 
     config = FV3Config.from_dict(json.loads(config_json), source="bench fv3")
     _, decomposition, model, _, dt = build_model(config, mpi=True)
@@ -58,7 +58,7 @@ def fv3_mpi(config: Any, repeats: int, timeout: float = 3600.0) -> dict[str, Any
     and halo time (max over ranks), every rank's peak RSS, and the peak memory of the whole
     mpiexec process tree (:func:`benchmarks.memory.peak_memory`)."""
     from benchmarks.memory import peak_memory
-    from fv3core.driver import build_model
+    from fv3core.experiments.driver import build_model
 
     build_model(config)  # compiles or loads every stencil before the ranks start
     ranks = 6 * config.layout**2

@@ -53,8 +53,8 @@ NAME = "fv3-validation"
 HELP = "fv3core vs the Fortran FV3 reference runs: FV3's norms every 6 h, ours next to FV3's"
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "fv3core"
 HISTORY_S = 21600.0  # FV3's print_freq = 6 h
-#: fv3core's schemes, in the page's order
-SCHEMES = ("fv3", "geometric")
+#: the key of fv3core's runs in the JSON (``runs.fv3``): FV3's scheme, the one fv3core has
+SCHEMES = ("fv3",)
 log = logging.getLogger(__name__)
 
 
@@ -67,9 +67,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-resolution", type=int, default=None,
                    help="skip runs finer than C<N> (numpy at C96 for 5 days takes hours)")
     p.add_argument("--backend", default="numpy", help="GT4Py backend (default numpy)")
-    p.add_argument("--dynamics", choices=SCHEMES, default="fv3",
-                   help="fv3core's scheme (FV3Config.dynamics): fv3 (FV3's, default) or "
-                   "geometric (fv3core's own, for comparison)")  # fmt: skip
     p.add_argument("--json", type=Path, default=DOCS / "validation.json",
                    help="results (default docs/fv3core/validation.json)")
     p.add_argument("--markdown", type=Path, default=DOCS / "validation.md",
@@ -82,31 +79,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 # -- configuration ----------------------------------------------------------------------------
 
 
-def config_for(ref: FV3Reference, backend: str, dynamics: str) -> tuple[FV3Config, list[str]]:
-    """The FV3Config of ``ref``'s namelist for ``dynamics`` and the deviations from the
-    namelist that scheme needs (one line each)."""
-    deviations: list[str] = []
-    nord = int(ref.setting("fv_core_nml", "nord"))
-    adjust: dict[str, Any] = {}
-    if dynamics == "geometric" and nord > 1:
-        adjust["nord"] = 1
-        deviations.append(f"nord {nord} (FV3: del{2 * nord + 2} divergence damping) -> 1 "
-                          "(the geometric scheme's del2 + del4)")  # fmt: skip
+def config_for(ref: FV3Reference, backend: str) -> FV3Config:
+    """The FV3Config of ``ref``'s namelist on ``backend``."""
     from fv3core.config import FV3Config
 
-    cfg = FV3Config.from_namelist(ref.path / "input.nml", backend=backend, dynamics=dynamics,
-                                  **adjust)  # fmt: skip
-    return cfg, deviations
-
-
-def model_gravity(cfg: FV3Config) -> float:
-    """The gravity of the model's case (what our energy uses); FV3's when unknown."""
-    try:
-        from fv3core.driver import experiment_for
-
-        return float(experiment_for(cfg).case.gravity)  # type: ignore[attr-defined]
-    except (AttributeError, ImportError):
-        return GRAVITY
+    return FV3Config.from_namelist(ref.path / "input.nml", backend=backend)
 
 
 # -- measuring ----------------------------------------------------------------------------------
@@ -138,12 +115,12 @@ def reproduce_reference(ref: FV3Reference) -> dict[str, dict[str, float]]:
     return out
 
 
-def run_case(ref: FV3Reference, backend: str, dynamics: str, progress: bool) -> dict[str, Any]:
+def run_case(ref: FV3Reference, backend: str, progress: bool) -> dict[str, Any]:
     """fv3core on ``ref``'s configuration with our norms every 6 h next to FV3's."""
-    from fv3core.driver import run
+    from fv3core.experiments.driver import run
 
-    cfg, deviations = config_for(ref, backend, dynamics)
-    gravity = model_gravity(cfg)
+    cfg, deviations = config_for(ref, backend), []
+    gravity = cfg.physical_constants.grav
     log.info("%s: %s", ref.name, cfg)
     t0 = time.perf_counter()
     result = run(cfg, progress=progress, history_every_s=HISTORY_S)
@@ -155,9 +132,6 @@ def run_case(ref: FV3Reference, backend: str, dynamics: str, progress: bool) -> 
         deviations.append(f"g = {gravity} m s-2 in the model (FV3: {GRAVITY})")
     if abs(radius / RADIUS - 1.0) > 1e-9:
         deviations.append(f"radius {radius:.6g} m (FV3: {RADIUS:.6g})")
-    if cfg.dynamics == "geometric" and cfg.dddmp > 0:
-        deviations.append(f"del2 divergence damping dddmp = {cfg.dddmp} (the geometric scheme's "
-                          "own coefficient; FV3's namelist: dddmp = 0, d2_bg = 0)")  # fmt: skip
     start = ShallowWaterFields.from_output(result.history[0][1])
     first = invariants(start, result.area, gravity)
     printed = ref.printed_norms()
@@ -173,7 +147,7 @@ def run_case(ref: FV3Reference, backend: str, dynamics: str, progress: bool) -> 
         rows.append({"hours": hours, "ours": ours, "fv3": fv3})
     return {
         "run": ref.name, "resolution": ref.resolution, "run_hours": ref.run_hours,
-        "scheme": cfg.dynamics, "backend": backend,
+        "scheme": "fv3", "backend": backend,
         "config": cfg.to_dict(), "deviations": deviations, "gravity": gravity,
         "steps": result.steps, "dt": result.dt, "step_seconds": result.seconds,
         "wall_seconds": wall, "revision": git_revision(), "radius": radius, "rows": rows,
@@ -183,7 +157,7 @@ def run_case(ref: FV3Reference, backend: str, dynamics: str, progress: bool) -> 
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     payload = json.loads(args.json.read_text()) if args.json.exists() else {}
-    runs = payload.setdefault("runs", {}).setdefault(args.dynamics, {})
+    runs = payload.setdefault("runs", {}).setdefault("fv3", {})
     if not args.render_only:
         root = args.reference if args.reference is not None else reference_root()
         refs = {r.name: r for r in reference_runs(root)}
@@ -203,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
                          args.max_resolution)  # fmt: skip
                 continue
             try:
-                runs[name] = run_case(ref, args.backend, args.dynamics, not args.no_progress)
+                runs[name] = run_case(ref, args.backend, not args.no_progress)
             except FV3ConfigError as exc:
                 raise BenchmarkError(f"{name}: {exc}") from exc
             write_json(args.json, payload)  # after every case: a long sweep keeps what it has
@@ -332,8 +306,7 @@ def fewest_digits(r: dict[str, Any]) -> dict[str, int]:
             for n in names} if rows else {}  # fmt: skip
 
 
-SCHEME_TITLES = {"fv3": "FV3's scheme (dynamics fv3)",
-                 "geometric": "fv3core's geometric scheme (dynamics geometric), for comparison"}
+SCHEME_TITLES = {"fv3": "FV3's scheme"}
 
 
 def scheme_sections(scheme: str, runs: dict[str, Any], plots: dict[tuple[str, str], Path]

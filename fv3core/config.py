@@ -28,28 +28,33 @@ log = logging.getLogger(__name__)
 #: FV3's hydrostatic 3-D core's cases: the Jablonowski-Williamson baroclinic wave (FV3's
 #: test_case 13) and its balanced steady state (test_case 12: the same without the perturbation)
 BAROCLINIC_CASES = ("baroclinic", "baroclinic_steady")
-#: cases this build can run: tracer advection (TC1), the shallow-water cases, the 3-D cases
-CASES = ("williamson1", "williamson2", "williamson5", "williamson6", "galewsky",
-         *BAROCLINIC_CASES)  # fmt: skip
-DYNAMICS_CASES = ("williamson2", "williamson5", "williamson6", "galewsky")
-#: shallow-water cases with FV3's initial condition only (test_cases.F90), run by dynamics="fv3"
-FV3_ONLY_CASES = ("galewsky",)
+#: FV3's shallow-water cases (FV3's SW_DYNAMICS build): TC1 (advection of delp by prescribed
+#: winds), TC2, TC5, TC6 and the Galewsky jet (FV3's test_case 1, 2, 5, 6, 7)
+SHALLOW_WATER_CASES = ("williamson1", "williamson2", "williamson5", "williamson6", "galewsky")
+#: cases this build can run
+CASES = (*SHALLOW_WATER_CASES, *BAROCLINIC_CASES)
+#: the length of each case's standard run when ``days`` is not given: TC1 one revolution
+#: (Williamson et al. 1992), TC2 the reference runs' 5 days, TC5 15, TC6 14 (Williamson et al.
+#: 1992), the Galewsky jet 6 (Galewsky et al. 2004), the baroclinic wave 10 (JW06)
+CASE_DAYS: dict[str, float] = {"williamson1": 12.0, "williamson2": 5.0, "williamson5": 15.0,
+                               "williamson6": 14.0, "galewsky": 6.0, "baroclinic": 10.0,
+                               "baroclinic_steady": 10.0}  # fmt: skip
 #: the highest Courant number accepted by the CFL estimate
 MAX_COURANT = 1.0
-#: the shallow-water schemes: fv3core's own "geometric" C-D grid scheme (docs/fv3core, Design)
-#: and FV3's d_sw/c_sw as in the Fortran ("fv3", reads the FV3 namelist keys)
-DYNAMICS = ("geometric", "fv3")
-#: divergence damping orders per scheme (FV3's nord: 0 del2, 1 del4, 2 del6, 3 del8)
-NORD = {"geometric": (0, 1), "fv3": (0, 1, 2, 3)}
-#: the geometric scheme's del2 coefficient when none is given (FV3Config.dddmp)
-GEOMETRIC_DDDMP = 0.02
+#: FV3's divergence damping orders (nord: 0 del2, 1 del4, 2 del6, 3 del8)
+NORD = (0, 1, 2, 3)
+#: keys of earlier configurations and what replaced them, for the message that refuses them
+RETIRED_KEYS: dict[str, str] = {
+    "dynamics": "fv3core runs FV3's scheme only (c_sw/d_sw on FV3's grid): remove the key",
+    "fv3_dddmp": "FV3's dddmp is the key dddmp: rename fv3_dddmp to dddmp",
+}
 #: the keys of the 3-D cases that :meth:`FV3Config.from_dict` fills when they are not given:
 #: FV3's hydrostatic JW options (the Fortran reference runs' namelists, benchmarks/fortran_fv3)
 BAROCLINIC_DEFAULTS: dict[str, Any] = {
-    "dynamics": "fv3", "constants": "ufs", "nz": 26, "resolution": 48, "days": 10.0,
-    "dt": 1800.0, "n_split": 4, "k_split": 2, "nord": 1, "d4_bg": 0.12, "fv3_dddmp": 0.0,
-    "d2_bg": 0.0, "hord": 10, "hord_tr": 8, "kord_mt": 8, "kord_tm": -8, "kord_tr": 8,
-    "n_sponge": 1, "d2_bg_k1": 0.15, "d2_bg_k2": 0.02, "is_ideal_case": True,
+    "nz": 26, "resolution": 48, "dt": 1800.0, "n_split": 4, "k_split": 2, "nord": 1,
+    "d4_bg": 0.12, "dddmp": 0.0, "d2_bg": 0.0, "hord": 10, "hord_tr": 8, "kord_mt": 8,
+    "kord_tm": -8, "kord_tr": 8, "n_sponge": 1, "d2_bg_k1": 0.15, "d2_bg_k2": 0.02,
+    "is_ideal_case": True,
 }
 #: the 3-D core's keys and their values in the shallow-water configuration (FV3's defaults of
 #: the SW_DYNAMICS build, which a shallow-water run must keep)
@@ -62,47 +67,42 @@ THREE_D_KEYS: dict[str, Any] = {
 
 @dataclass(frozen=True)
 class FV3Config:
-    """One FV3 run.  ``dt`` 0 picks the largest step with Courant number <= ``courant``.
+    """One FV3 run.
 
-    Shallow-water cases: ``dt`` is the large step (FV3's ``dt_atmos``), split into ``n_split``
-    acoustic steps; the Courant number is that of the acoustic step for the fastest gravity
-    wave plus wind (|V| + sqrt(g h)); ``nord`` is the divergence damping order and ``d4_bg`` the
-    coefficient of its higher-order part (FV3's keys).
+    The defaults are the namelist of the Fortran reference runs of FV3's shallow-water core
+    (SHiELD's CI shallow-water tests at C48, ``../shared/fv3-reference/tc2_C48_d5``): the UFS
+    physical constants, ``dt_atmos`` 1200 s in ``n_split`` 4 acoustic steps, ``nord`` 2 with
+    ``d4_bg`` 0.12, ``hord`` 8; ``days`` the case's standard length (:data:`CASE_DAYS`). The 3-D
+    cases fill what is not given from :data:`BAROCLINIC_DEFAULTS` (:meth:`from_dict`).
 
-    ``dynamics`` picks the scheme. ``"geometric"``: fv3core's C-D grid scheme with constant
-    coefficients: ``dddmp`` is its del2 divergence-damping coefficient (dimensionless,
-    nu = dddmp * mean cell area / dt_acoustic; not FV3's dddmp), ``nord`` 0 or 1, one PPM
-    scheme ``hord`` for depth and vorticity. ``"fv3"``: FV3's d_sw/c_sw, which reads FV3's
-    keys under their FV3 names: ``nord`` 0-3, ``d2_bg``, ``d4_bg``, ``fv3_dddmp`` (FV3's
-    ``dddmp``, the Smagorinsky coefficient; renamed because ``dddmp`` is the geometric
-    scheme's), ``hord_mt``/``hord_vt``/``hord_dp``, ``do_vort_damp`` and ``vtdm4`` (FV3's
-    vorticity damping: del-(2 min(2, nord) + 2) flux damping of ``delp`` and the vorticity with
-    coefficient ``vtdm4``, only when ``do_vort_damp``; ``vtdm4`` alone does nothing, as in FV3),
-    ``beta`` (FV3's off-centring of the D-grid pressure gradient, ``grad1_p_update``; 0 <= beta < 1,
-    0 = fully backward).
-    A key of the other scheme set away from its default is refused. ``constants`` names the
-    physical constants (fv3core.constants): ``williamson`` by default, ``ufs`` (the GFS/UFS set of
-    the Fortran reference runs) when read from an FV3 namelist. ``print_freq``: FV3's, hours between diagnostic printouts
-    (0 none, -n every n steps).
+    ``dt`` is the large step (FV3's ``dt_atmos``; 0 picks the largest step with Courant number
+    <= ``courant``), split into ``n_split`` acoustic steps; the Courant number is that of the
+    acoustic step for the fastest gravity wave plus wind (|V| + sqrt(g h)). FV3's keys under
+    FV3's names: ``nord`` 0-3 (the divergence damping order), ``d2_bg``, ``d4_bg``, ``dddmp``
+    (the Smagorinsky coefficient), ``hord_mt``/``hord_vt``/``hord_dp`` (``hord`` sets all
+    three), ``do_vort_damp`` and ``vtdm4`` (FV3's vorticity damping: del-(2 min(2, nord) + 2)
+    flux damping of ``delp`` and the vorticity with coefficient ``vtdm4``, only when
+    ``do_vort_damp``; ``vtdm4`` alone does nothing, as in FV3), ``beta`` (FV3's off-centring of
+    the D-grid pressure gradient, ``grad1_p_update``; 0 <= beta < 1, 0 = fully backward).
+    ``constants`` names the physical constants (fv3core.constants). ``print_freq``: FV3's,
+    hours between diagnostic printouts (0 none, -n every n steps).
     """
 
     case: str = "williamson1"
     resolution: int = 48
     layout: int = 1
     days: float = 12.0
-    dt: float = 0.0
+    dt: float = 1200.0
     courant: float = 0.5
-    n_split: int = 1
+    n_split: int = 4
     hord: int = 8
     alpha: float = 0.0
     backend: str = "numpy"
     nz: int = 1
-    dddmp: float = 0.02
-    nord: int = 0
+    nord: int = 2
     d4_bg: float = 0.12
-    dynamics: str = "geometric"
-    constants: str = "williamson"
-    fv3_dddmp: float = 0.0
+    constants: str = "ufs"
+    dddmp: float = 0.0
     d2_bg: float = 0.0
     do_vort_damp: bool = False
     vtdm4: float = 0.0
@@ -134,11 +134,6 @@ class FV3Config:
         for key in ("hord_mt", "hord_vt", "hord_dp", "hord_tm"):
             if getattr(self, key) is None:
                 object.__setattr__(self, key, self.hord)
-        if self.dynamics not in DYNAMICS:
-            raise FV3ConfigError(
-                f"dynamics={self.dynamics!r} is unknown: use 'geometric' (fv3core's C-D grid "
-                "scheme) or 'fv3' (FV3's d_sw/c_sw, read from the FV3 keys)"
-            )
         constants_by_name(self.constants)
         if self.case not in CASES:
             raise FV3ConfigError(f"case={self.case!r} is unknown: use one of {CASES}")
@@ -168,22 +163,21 @@ class FV3Config:
             )
         if self.n_split < 1:
             raise FV3ConfigError(f"n_split={self.n_split}: use a positive integer")
-        if not 0.0 <= self.dddmp <= 0.2:
+        if self.nord not in NORD:
             raise FV3ConfigError(
-                f"dddmp={self.dddmp}: the del2 divergence damping is stable for 0 <= dddmp <= 0.2"
+                f"nord={self.nord}: FV3's divergence damping order is 0 (del2), 1 (del4), "
+                "2 (del6) or 3 (del8)"
             )
-        if self.nord not in NORD[self.dynamics]:
-            raise FV3ConfigError(
-                f"nord={self.nord}: the {self.dynamics} scheme has " + (
-                    "nord 0 (del2 divergence damping) or 1 (plus del4); FV3's nord 2-3 (del6, "
-                    "del8) need dynamics='fv3'" if self.dynamics == "geometric"
-                    else "nord 0-3 (del2, del4, del6, del8)")
-            )  # fmt: skip
         if not isinstance(self.do_vort_damp, bool):
             raise FV3ConfigError(f"do_vort_damp={self.do_vort_damp!r}: use true or false")
-        for key in ("d4_bg", "fv3_dddmp", "d2_bg", "vtdm4"):
+        for key in ("d4_bg", "dddmp", "d2_bg", "vtdm4"):
             if not (math.isfinite(getattr(self, key)) and getattr(self, key) >= 0.0):
                 raise FV3ConfigError(f"{key}={getattr(self, key)}: use a coefficient >= 0")
+        if self.d4_bg > MAX_D4_BG:
+            raise FV3ConfigError(
+                f"d4_bg={self.d4_bg}: FV3's higher-order divergence damping is stable for "
+                f"0 <= d4_bg <= {MAX_D4_BG} (FV3 uses 0.12-0.16)"
+            )
         if not (math.isfinite(self.beta) and 0.0 <= self.beta < 1.0):
             raise FV3ConfigError(f"beta={self.beta}: the off-centring of the pressure gradient "
                                  "must be 0 <= beta < 1 (FV3's proper range 0-0.45)")  # fmt: skip
@@ -191,10 +185,6 @@ class FV3Config:
             self._check_3d()
         else:
             self._check_shallow_water()
-        if self.dynamics == "geometric":
-            self._check_geometric()
-        else:
-            self._check_fv3()
 
     def _check_shallow_water(self) -> None:
         """The shallow-water cases: one layer, the 3-D core's keys at their defaults."""
@@ -219,9 +209,6 @@ class FV3Config:
         from fv3core.vertical.eta import SUPPORTED_NPZ
         from fv3core.vertical.remapping import SUPPORTED_KORD
 
-        if self.dynamics != "fv3":
-            raise FV3ConfigError(f"case={self.case!r} runs FV3's 3-D core: set dynamics='fv3' "
-                                 f"(got {self.dynamics!r})")  # fmt: skip
         if self.nz < 5 or self.nz not in SUPPORTED_NPZ:
             levels = ", ".join(str(n) for n in SUPPORTED_NPZ if n >= 5)
             raise FV3ConfigError(
@@ -255,10 +242,10 @@ class FV3Config:
         return self.case in BAROCLINIC_CASES
 
     def dyn_core_options(self) -> Any:
-        """The keys FV3's 3-D ``dyn_core`` reads (:class:`fv3core.dyn_core_options.DynCoreOptions`)."""
-        from fv3core.dyn_core_options import DynCoreOptions
+        """The keys FV3's 3-D ``dyn_core`` reads (:class:`fv3core.dycore.options.DynCoreOptions`)."""
+        from fv3core.dycore.options import DynCoreOptions
 
-        return DynCoreOptions(n_split=self.n_split, nord=self.nord, dddmp=self.fv3_dddmp,
+        return DynCoreOptions(n_split=self.n_split, nord=self.nord, dddmp=self.dddmp,
                               d2_bg=self.d2_bg, d4_bg=self.d4_bg, hord_mt=self.hord_mt,
                               hord_vt=self.hord_vt, hord_tm=self.hord_tm, hord_dp=self.hord_dp,
                               n_sponge=self.n_sponge, d2_bg_k1=self.d2_bg_k1,
@@ -267,8 +254,8 @@ class FV3Config:
 
     def hydrostatic_options(self) -> Any:
         """The keys FV3's 3-D ``fv_dynamics`` reads
-        (:class:`fv3core.fv3_hydrostatic.HydrostaticOptions`)."""
-        from fv3core.fv3_hydrostatic import HydrostaticOptions
+        (:class:`fv3core.dycore.fv_dynamics.HydrostaticOptions`)."""
+        from fv3core.dycore.fv_dynamics import HydrostaticOptions
 
         return HydrostaticOptions(self.dyn_core_options(), k_split=self.k_split,
                                   hord_tr=self.hord_tr, kord_mt=self.kord_mt,
@@ -276,60 +263,10 @@ class FV3Config:
                                   fill=self.fill, z_tracer=self.z_tracer,
                                   consv_te=self.consv_te)  # fmt: skip
 
-    def _check_fv3(self) -> None:
-        """Refuse keys FV3's scheme would not honour."""
-        if self.dddmp != GEOMETRIC_DDDMP:
-            raise FV3ConfigError(
-                f"dddmp={self.dddmp} is the geometric scheme's del2 coefficient, which "
-                "dynamics='fv3' does not read: set FV3's divergence damping with fv3_dddmp "
-                "(FV3's dddmp, Smagorinsky), d2_bg and d4_bg"
-            )
-
-    def _check_geometric(self) -> None:
-        """Refuse FV3-scheme keys that the geometric scheme would not honour."""
-        if self.beta != 0.0:
-            raise FV3ConfigError(
-                f"beta={self.beta} (FV3's off-centred pressure gradient) is read by "
-                "dynamics='fv3' only: set beta=0 or dynamics='fv3'"
-            )
-        if self.do_vort_damp:  # vtdm4 alone does nothing, in FV3 too
-            raise FV3ConfigError(
-                f"do_vort_damp=True (FV3's vorticity damping, vtdm4={self.vtdm4}) is read by "
-                "dynamics='fv3' only: set do_vort_damp=False or dynamics='fv3'"
-            )
-        if self.case in FV3_ONLY_CASES:
-            raise FV3ConfigError(
-                f"case={self.case!r} (FV3's barotropically unstable jet, test_cases.F90 case 7) "
-                "has FV3's initial condition only: run it with dynamics='fv3'"
-            )
-        if self.d4_bg > MAX_D4_BG:
-            raise FV3ConfigError(
-                f"d4_bg={self.d4_bg}: the geometric scheme's del4 divergence damping is stable "
-                f"for 0 <= d4_bg <= {MAX_D4_BG} (FV3 uses 0.12-0.16)"
-            )
-        for key in ("fv3_dddmp", "d2_bg"):
-            if getattr(self, key) != 0.0:
-                raise FV3ConfigError(
-                    f"{key}={getattr(self, key)} is read by dynamics='fv3' only: the geometric "
-                    "scheme's del2 divergence damping is dddmp (constant coefficient); set "
-                    f"{key}=0 or dynamics='fv3'"
-                )
-        for key in ("hord_mt", "hord_vt", "hord_dp"):
-            if getattr(self, key) != self.hord:
-                raise FV3ConfigError(
-                    f"{key}={getattr(self, key)} differs from hord={self.hord}: the geometric "
-                    "scheme transports depth and vorticity with one PPM scheme, hord (FV3's "
-                    "separate hord_* need dynamics='fv3')"
-                )
-
     @property
     def physical_constants(self) -> Constants:
         """The :class:`~fv3core.constants.Constants` set named by ``constants``."""
         return constants_by_name(self.constants)
-
-    @property
-    def is_dynamics(self) -> bool:
-        return self.case in DYNAMICS_CASES
 
     @property
     def ranks(self) -> int:
@@ -339,9 +276,14 @@ class FV3Config:
     def from_dict(cls, data: dict[str, Any], source: str = "config") -> FV3Config:
         """The config of ``data`` (key -> value; ``source`` names it in errors).  For the 3-D
         cases (:data:`BAROCLINIC_CASES`) the keys not given are :data:`BAROCLINIC_DEFAULTS`
-        (FV3's hydrostatic JW options)."""
+        (FV3's hydrostatic JW options); ``days`` not given is the case's :data:`CASE_DAYS`."""
+        retired = sorted(set(data) & set(RETIRED_KEYS))
+        if retired:
+            raise FV3ConfigError(f"{source}: key {retired[0]!r}: {RETIRED_KEYS[retired[0]]}")
         if data.get("case") in BAROCLINIC_CASES:
             data = {**BAROCLINIC_DEFAULTS, **data}
+        if data.get("case") in CASE_DAYS and "days" not in data:
+            data = {**data, "days": CASE_DAYS[data["case"]]}
         known = {f.name: f for f in fields(cls)}
         unknown = sorted(set(data) - set(known))
         if unknown:
@@ -377,14 +319,14 @@ class FV3Config:
     @classmethod
     def from_namelist(cls, path: str | Path, **overrides: Any) -> FV3Config:
         """The run an FV3 namelist file describes (fv3core.namelist), ``overrides`` (FV3Config
-        keys, e.g. ``backend``, ``days``, ``dynamics``) on top.
+        keys, e.g. ``backend``, ``days``) on top.
 
         From the namelist: case (test_case), resolution (npx - 1), layout, days (main_nml
         days/hours/minutes/seconds), dt (dt_atmos), n_split (FV3's own choice when 0), nord,
-        d4_bg, d2_bg, fv3_dddmp (dddmp), do_vort_damp, vtdm4, beta, hord (hord_dp) and hord_mt/vt/dp,
+        d4_bg, d2_bg, dddmp, do_vort_damp, vtdm4, beta, hord (hord_dp) and hord_mt/vt/dp,
         alpha, nz (npz), print_freq; with npz > 1 (FV3's 3-D build) also k_split, hord_tm,
         hord_tr, kord_mt/tm/tr, n_sponge, d2_bg_k1/k2, is_ideal_case, checker_tr, z_tracer and
-        fill; dynamics 'fv3' and constants 'ufs' unless overridden. An
+        fill; constants 'ufs' unless overridden. An
         override of ``hord`` sets hord_mt/vt/dp too (unless they are overridden themselves)."""
         path = Path(path)
         nml = read_namelist(path)
@@ -451,7 +393,7 @@ def namelist_values(nml: FV3Namelist) -> dict[str, Any]:
         "nord": nml.nord,
         "d4_bg": nml.d4_bg,
         "d2_bg": nml.d2_bg,
-        "fv3_dddmp": nml.dddmp,
+        "dddmp": nml.dddmp,
         "do_vort_damp": nml.do_vort_damp,
         "vtdm4": nml.vtdm4,
         "beta": nml.beta,
@@ -461,7 +403,6 @@ def namelist_values(nml: FV3Namelist) -> dict[str, Any]:
         "hord_dp": nml.hord_dp,
         "alpha": nml.alpha,
         "print_freq": nml.print_freq,
-        "dynamics": "fv3",
         "constants": "ufs",
     }
 
@@ -470,8 +411,8 @@ def namelist_values(nml: FV3Namelist) -> dict[str, Any]:
 NAMELIST_TO_CONFIG: dict[str, str] = {
     "npx": "resolution = npx - 1", "npy": "(must equal npx)", "layout": "layout = layout(1)",
     "n_split": "n_split (FV3's choice when 0)", "hord_mt": "hord_mt", "hord_vt": "hord_vt",
-    "hord_dp": "hord, hord_dp", "nord": "nord (geometric: 0-1, fv3: 0-3)",
-    "dddmp": "fv3_dddmp", "d2_bg": "d2_bg", "d4_bg": "d4_bg", "print_freq": "print_freq",
+    "hord_dp": "hord, hord_dp", "nord": "nord",
+    "dddmp": "dddmp", "d2_bg": "d2_bg", "d4_bg": "d4_bg", "print_freq": "print_freq",
     "do_vort_damp": "do_vort_damp", "vtdm4": "vtdm4", "beta": "beta (>= 0)",
     "test_case": "case: " + "; ".join(
         f"{n} {c}" for n, c in {**FV3_TEST_CASES, **FV3_3D_TEST_CASES}.items()),

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from stencils.config import default_cache_dir
 from workflows.errors import WorkflowError
 from workflows.executors import TaskFailed, make_executor, read_taskinfo, signal_task_group
 from workflows.kinds import KINDS, Kind, PlanContext
@@ -433,8 +434,10 @@ class WorkflowRunner:
             t0 = time.time()
             try:
                 plan = kind.plan(inst.step, PlanContext(workdir, inputs))
-                error_file = {STEP_ERROR_ENV: str(workdir / STEP_ERROR_FILE)}
-                plan = replace(plan, env={**plan.env, **error_file})
+                # every step builds into the one stencil cache (never into its outputs)
+                shared = {STEP_ERROR_ENV: str(workdir / STEP_ERROR_FILE),
+                          "STRATOFLOW_CACHE_DIR": str(default_cache_dir())}  # fmt: skip
+                plan = replace(plan, env={**plan.env, **shared})
                 handle = executor.submit(plan, workdir, stdout, stderr)
             except Exception as exc:  # a step that cannot even start fails alone
                 message = str(exc) if isinstance(exc, WorkflowError) else f"{type(exc).__name__}: {exc}"

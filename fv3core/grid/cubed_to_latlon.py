@@ -6,10 +6,10 @@ D-grid covariant winds to the cell centres with the 4-point Lagrange formula
 "vorticity-conserving" mean ``2 (u dx + u' dx') / (dx + dx')`` in the first and last row and column
 of cells next to a tile edge (the edge does not continue smoothly into the neighbour tile);
 ``c2l_ord2`` uses the 2-point mean everywhere.  Both then rotate the covariant centre winds to
-east/north with the ``a11, a12, a21, a22`` of :class:`~fv3core.grid.fv3_metric.FV3MetricTerms`
+east/north with the ``a11, a12, a21, a22`` of :class:`~fv3core.grid.metric_terms.MetricTerms`
 (``init_cubed_to_latlon``).  Same arithmetic, in the same order, as the Fortran.
 
-Arrays are one rank's, with halo, as in :mod:`fv3core.grid.fv3_metric`: ``u`` on y-faces
+Arrays are one rank's, with halo, as in :mod:`fv3core.grid.metric_terms`: ``u`` on y-faces
 ``(nx+2h, ny+1+2h[, nz])``, ``v`` on x-faces ``(nx+1+2h, ny+2h[, nz])``; ``ua``, ``va`` come back on
 cells ``(nx+2h, ny+2h[, nz])`` with the compute domain set (``do_halo``: one halo point more) and NaN
 elsewhere.  ``c2l_ord4`` reads only compute-domain winds on ranks that reach the tile edges on
@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from fv3core.errors import FV3ConfigError
-from fv3core.grid.fv3_metric import FV3MetricTerms
+from fv3core.grid.metric_terms import MetricTerms
 
 #: FV3's 4-point Lagrange weights in c2l_ord4
 C1 = 1.125
@@ -33,7 +33,7 @@ def _expand(a: np.ndarray, like: np.ndarray) -> np.ndarray:
     return a.reshape(a.shape + (1,) * (like.ndim - 2))
 
 
-def _check(u: np.ndarray, v: np.ndarray, metric: FV3MetricTerms) -> None:
+def _check(u: np.ndarray, v: np.ndarray, metric: MetricTerms) -> None:
     ni, nj = metric.area.shape
     if u.shape[:2] != (ni, nj + 1) or v.shape[:2] != (ni + 1, nj):
         raise FV3ConfigError(
@@ -43,7 +43,7 @@ def _check(u: np.ndarray, v: np.ndarray, metric: FV3MetricTerms) -> None:
 
 
 def _rotate(
-    utmp: np.ndarray, vtmp: np.ndarray, metric: FV3MetricTerms, si: slice, sj: slice
+    utmp: np.ndarray, vtmp: np.ndarray, metric: MetricTerms, si: slice, sj: slice
 ) -> tuple[np.ndarray, np.ndarray]:
     like = utmp
     a11, a12 = _expand(metric.a11[si, sj], like), _expand(metric.a12[si, sj], like)
@@ -51,7 +51,7 @@ def _rotate(
     return a11 * utmp + a12 * vtmp, a21 * utmp + a22 * vtmp
 
 
-def c2l_ord4(u: np.ndarray, v: np.ndarray, metric: FV3MetricTerms) -> tuple[np.ndarray, np.ndarray]:
+def c2l_ord4(u: np.ndarray, v: np.ndarray, metric: MetricTerms) -> tuple[np.ndarray, np.ndarray]:
     """FV3 ``c2l_ord4`` (cubed sphere, ``grid_type < 4``): A-grid east/north winds (m/s)."""
     _check(u, v, metric)
     spec, h = metric.spec, metric.n_halo
@@ -111,7 +111,7 @@ def c2l_ord4(u: np.ndarray, v: np.ndarray, metric: FV3MetricTerms) -> tuple[np.n
 
 
 def c2l_ord2(
-    u: np.ndarray, v: np.ndarray, metric: FV3MetricTerms, *, do_halo: bool = False
+    u: np.ndarray, v: np.ndarray, metric: MetricTerms, *, do_halo: bool = False
 ) -> tuple[np.ndarray, np.ndarray]:
     """FV3 ``c2l_ord2`` (cubed sphere): A-grid east/north winds (m/s) from the 2-point covariant
     means; ``do_halo`` also on the first halo ring (which reads halo winds)."""
@@ -134,7 +134,7 @@ def c2l_ord2(
 
 
 def cubed_to_latlon(
-    u: np.ndarray, v: np.ndarray, metric: FV3MetricTerms, *, c2l_ord: int = 4
+    u: np.ndarray, v: np.ndarray, metric: MetricTerms, *, c2l_ord: int = 4
 ) -> tuple[np.ndarray, np.ndarray]:
     """FV3 ``cubed_to_latlon`` for the cubed sphere: ``c2l_ord = 2`` -> :func:`c2l_ord2`, else
     :func:`c2l_ord4` (FV3's test is ``c2l_ord == 2``)."""

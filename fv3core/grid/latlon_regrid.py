@@ -146,7 +146,7 @@ class LatLonRegridder:
 
     @classmethod
     def from_cube(cls, cube, **kwargs) -> LatLonRegridder:
-        """From a :class:`~fv3core.grid.fv3_metric.FV3Cube`'s interior ``agrid`` (radians)."""
+        """From a :class:`~fv3core.grid.metric_terms.CubedSphere`'s interior ``agrid`` (radians)."""
         h, n = cube.n_halo, cube.resolution
         agrid = cube.fields["agrid"][:, h : h + n, h : h + n]
         return cls.build(np.rad2deg(agrid[..., 0]), np.rad2deg(agrid[..., 1]), **kwargs)

@@ -18,7 +18,7 @@ itself for FV3's ``replace = .true.``, since the combine reads only the two work
 The extrapolation weights ``x1 / (x2 - x1)`` of ``extrap_corner`` are constants of the grid:
 computed once in NumPy (:func:`corner_extrapolation_weights`) from the great-circle distances of
 ``grid``/``agrid`` with the C library's ``sin``, ``cos``, ``asin`` (as
-:mod:`fv3core.grid.fv3_metric`, what gfortran calls); the stencil evaluates
+:mod:`fv3core.grid.metric_terms`, what gfortran calls); the stencil evaluates
 ``q1 + w (q1 - q2)``, FV3's expression, so the corner values keep FV3's rounding.
 """
 
@@ -37,10 +37,10 @@ from gt4py.cartesian.gtscript import (
     region,
 )
 
-from fv3core.grid.fv3_metric import great_circle_dist
-from fv3core.grid.fv3_storages import FV3GridStorages
-from fv3core.grid.metric import SubdomainSpec
-from fv3core.stencils.fv3_regions import line_band, tile_edges
+from fv3core.grid.metric_terms import great_circle_dist
+from fv3core.grid.storages import GridStorages
+from fv3core.grid.subdomain import SubdomainSpec
+from fv3core.stencils.regions import line_band, tile_edges
 from stencils.dims import X_INTERFACE_DIM, Y_INTERFACE_DIM, Z_DIM
 from stencils.directions import Direction, X, Y
 from stencils.factory import GridStencilFactory
@@ -271,7 +271,7 @@ def cube_vertices(spec: SubdomainSpec) -> dict[str, tuple[int, int]]:
 
 
 def corner_extrapolation_weights(
-    grid: FV3GridStorages,
+    grid: GridStorages,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``w1, w2, w3`` (corner shape): at each cube vertex of the rank, FV3's ``extrap_corner``
     factor ``x1 / (x2 - x1)`` of its three terms (:data:`VERTEX_TERMS`), x1/x2 the great-circle
@@ -319,7 +319,7 @@ class AGridToBGrid:
     def __init__(
         self,
         factory: GridStencilFactory,
-        grid: FV3GridStorages,
+        grid: GridStorages,
         spec: SubdomainSpec,
         *,
         replace: bool = False,

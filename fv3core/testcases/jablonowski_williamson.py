@@ -36,7 +36,7 @@ grids) does, and :func:`init_jw` does alike (``perturbation=False`` for test_cas
 exit).  With ``adiabatic`` (or q = 0) T is also the virtual temperature.
 
 The floating-point operations follow the Fortran's order with the C library's transcendental
-functions (as :mod:`fv3core.testcases.fv3_initial`), for FV3's 64-bit build (gfortran, no FMA):
+functions (as :mod:`fv3core.testcases.shallow_water`), for FV3's 64-bit build (gfortran, no FMA):
 at C24 L26 every delp, pt, ps, phis, sphum and D-grid u, v value equals GFDL's Fortran FV3's
 t = 0 output bit for bit (tests/fv3core/test_jablonowski_williamson.py).  Not set: the
 non-hydrostatic ``w`` and ``delz`` (FV3 sets them when ``hydrostatic = .false.``), the
@@ -88,10 +88,10 @@ import numpy as np
 from fv3core.constants import UFS, Constants
 from fv3core.errors import FV3ConfigError
 from fv3core.grid.cubed_to_latlon import c2l_ord4
-from fv3core.grid.fv3_metric import (
+from fv3core.grid.metric_terms import (
     N_TILES,
+    CubedSphere,
     FortranIndex,
-    FV3Cube,
     cos,
     exp,
     fpow,
@@ -101,7 +101,7 @@ from fv3core.grid.fv3_metric import (
     rank_slice,
     sin,
 )
-from fv3core.grid.metric import SubdomainSpec
+from fv3core.grid.subdomain import SubdomainSpec
 from fv3core.vertical.eta import HybridLevels
 
 PI = math.pi
@@ -253,7 +253,7 @@ class JWInitialState:
     """FV3's test_case 13 state on the six tiles: the per-rank fields as ``(6, ...)`` tile arrays
     with halo (see the module docstring); :meth:`for_rank` cuts one rank out."""
 
-    cube: FV3Cube = field(repr=False)
+    cube: CubedSphere = field(repr=False)
     levels: HybridLevels = field(repr=False)
     constants: Constants = field(repr=False)
     perturbation: bool
@@ -284,7 +284,7 @@ class JWInitialState:
                            perturbation=self.perturbation, q=q, **cut)  # fmt: skip
 
 
-def init_jw(cube: FV3Cube, levels: HybridLevels, *, perturbation: bool = True,
+def init_jw(cube: CubedSphere, levels: HybridLevels, *, perturbation: bool = True,
             constants: Constants = UFS, adiabatic: bool = True,
             tracer_names: tuple[str, ...] = ("sphum",),
             checker_tr: bool = False) -> JWInitialState:  # fmt: skip

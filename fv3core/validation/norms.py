@@ -134,7 +134,7 @@ class ShallowWaterFields:
 
     @classmethod
     def from_output(cls, fields: Mapping[str, np.ndarray]) -> ShallowWaterFields:
-        """From fv3core's gathered output fields (:attr:`fv3core.driver.RunResult.history`):
+        """From fv3core's gathered output fields (:attr:`fv3core.experiments.driver.RunResult.history`):
         ``depth``, ``surface``, ``u``, ``v`` and the absolute ``vorticity`` if present."""
         missing = [k for k in ("depth", "surface", "u", "v") if k not in fields]
         if missing:

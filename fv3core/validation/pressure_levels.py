@@ -58,7 +58,7 @@ import numpy as np
 
 from fv3core.constants import UFS, Constants
 from fv3core.errors import FV3ConfigError
-from fv3core.grid.fv3_metric import exp
+from fv3core.grid.metric_terms import exp
 
 _log_ufunc = np.frompyfunc(math.log, 1, 1)
 

@@ -5,7 +5,7 @@
 the last remapping of the step (``fv_mapz.F90``, ``Lagrangian_to_Eulerian``, "consv >
 consv_min") the energy lost since then, spread over the sphere as one uniform heating
 ``dtmp`` of ``pt`` weighted by ``pkz``.  The NumPy transliteration
-:mod:`fv3core.transliteration.energy_fixer` is the reference.
+:mod:`tests.fv3core.transliteration.energy_fixer` is the reference.
 
 Column energy (``Pa m^2/s^2``, per unit area times ``g``): ``pe_s phis - ptop phi_top +
 sum_k delp (cp T + KE)``, ``phi`` the hydrostatic geopotential of the interfaces integrated

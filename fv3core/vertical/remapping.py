@@ -6,7 +6,7 @@ GTScript: :class:`RemapProfile` (``cs_profile`` / ``scalar_profile`` with ``cs_l
 :class:`MapNTracer` (``mapn_tracer``) and :class:`LagrangianToEulerian` (the hydrostatic,
 adiabatic, dry path of ``fv_mapz.F90``'s ``Lagrangian_to_Eulerian``).  Ported from GFDL's
 ``fv_operators.F90``, ``fv_fill.F90``, ``fv_mapz.F90``; the NumPy transliteration
-:mod:`fv3core.transliteration.mapz` is the reference.
+:mod:`tests.fv3core.transliteration.mapz` is the reference.
 
 Vertical layout: level 0 is the model top; interface fields (``pe``, ``pk``, ``peln``) live on
 ``Z_INTERFACE_DIM`` (``nz + 1`` levels), layer fields on ``Z_DIM``.
@@ -788,7 +788,7 @@ class LagrangianToEulerian:
     hydrostatic, adiabatic, dry core: ``hydrostatic = .true.``, ``remap_te = .false.``,
     ``nwat = 0`` (``r_vir`` times specific humidity = 0), no physics.  FV3's energy fix of the
     last remapping (``consv``) is :class:`fv3core.vertical.energy_fixer.TotalEnergyFixer`,
-    which :class:`fv3core.fv3_hydrostatic.FV3HydrostaticDynamics` runs after this one.
+    which :class:`fv3core.dycore.fv_dynamics.DynamicalCore` runs after this one.
 
     Namelist keys read (FV3's meaning): ``kord_mt`` (remapping of the winds u, v, ``iv = -1``),
     ``kord_tm`` (temperature: ``< 0`` remaps the virtual temperature ``T_v = pt pkz`` in

@@ -46,6 +46,37 @@ CREATE TABLE IF NOT EXISTS applied (
 _TABLES = ("stencils", "feature_status", "evaluations", "searches", "applied")
 
 
+#: the export format :meth:`TuningDB.export` writes, and the older ones :meth:`TuningDB.import_`
+#: reads (format 1 named targets by the modules of their time: see ``Tunable.renamed``)
+EXPORT_FORMAT = "stratoflow-tuning-db/2"
+OLDER_FORMATS = ("stratoflow-tuning-db/1",)
+
+
+def _renamed_targets(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with every row's ``stencil`` named as today (rows of retired definitions
+    dropped)."""
+    from mapping.tuning.registry import current_name
+
+    out: dict[str, Any] = {"format": EXPORT_FORMAT}
+    for table, rows in data.items():
+        if table == "format":
+            continue
+        if not isinstance(rows, list):
+            out[table] = rows
+            continue
+        kept = []
+        for row in rows:
+            name = row.get("stencil") if isinstance(row, dict) else None
+            if isinstance(name, str):
+                new = current_name(name)
+                if new is None:
+                    continue
+                row = {**row, "stencil": new}
+            kept.append(row)
+        out[table] = kept
+    return out
+
+
 def default_db_path() -> Path:
     env = os.environ.get("STRATOFLOW_TUNING_DB")
     return Path(env) if env else Path.home() / ".cache" / "stratoflow" / "tuning.sqlite"
@@ -267,7 +298,7 @@ class TuningDB:
 
     # -- export / import ------------------------------------------------------------------
     def export(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"format": "stratoflow-tuning-db/1"}
+        data: dict[str, Any] = {"format": EXPORT_FORMAT}
         with self._conn() as con:
             for table in _TABLES:
                 cur = con.execute(f"SELECT * FROM {table}")  # noqa: S608 (fixed table names)
@@ -276,11 +307,17 @@ class TuningDB:
         return data
 
     def import_(self, data: dict[str, Any]) -> int:
-        if not isinstance(data, dict) or data.get("format") != "stratoflow-tuning-db/1":
+        """Rows of an export (:meth:`export`); a format-1 export's target names are renamed as
+        the registrations say (:func:`mapping.tuning.registry.current_name`) and the rows of
+        retired definitions left out. The number of rows imported."""
+        formats = (EXPORT_FORMAT, *OLDER_FORMATS)
+        if not isinstance(data, dict) or data.get("format") not in formats:
             raise TuningError(
-                "import file is not a stratoflow tuning export (key 'format' must be "
-                "'stratoflow-tuning-db/1'); create one with 'stratoflow tune db export'"
+                "import file is not a stratoflow tuning export (key 'format' must be one of "
+                f"{', '.join(map(repr, formats))}); create one with 'stratoflow tune db export'"
             )
+        if data["format"] != EXPORT_FORMAT:
+            data = _renamed_targets(data)
         n = 0
         with self._conn() as con:
             for table in _TABLES:

@@ -44,13 +44,16 @@ class Tunable:
     (``module:function``) whose generic inputs are unphysical, each with the ``module:function``
     of a maker, ``maker(name, domain)``: on the compute domain ``domain``, the input field
     ``name`` (with as many levels as the model gives it) or the value of the scalar ``name``,
-    or None for a generic one."""
+    or None for a generic one. ``renamed``: how targets of older tuning exports (format 1) are
+    named today: an old ``module`` or ``module:function`` (the more specific wins) -> its
+    module today, or None where that definition is retired (its rows are not imported)."""
 
     name: str
     modules: tuple[str, ...]
     externals: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
     targets: tuple[str, ...] = ()
     inputs: Mapping[str, str] = field(default_factory=dict)
+    renamed: Mapping[str, str | None] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if isinstance(self.modules, str) or not self.modules:
@@ -82,6 +85,14 @@ class Tunable:
                 f"'module:function' of their field maker, got {bad!r}"
             )
         object.__setattr__(self, "inputs", dict(self.inputs))
+        bad = {k: v for k, v in dict(self.renamed).items()
+               if not isinstance(k, str) or not (v is None or (isinstance(v, str) and v))}
+        if bad:
+            raise TuningError(
+                f"tunable {self.name!r}: renamed must map old 'module' or 'module:function' names "
+                f"to a module name or None, got {bad!r}"
+            )
+        object.__setattr__(self, "renamed", dict(self.renamed))
 
 
 class Registry:
@@ -156,3 +167,17 @@ def unregister(name: str) -> None:
 def registered() -> list[Tunable]:
     """Every registration of the default registry (entry points and :func:`register`)."""
     return REGISTRY.tunables()
+
+
+def current_name(name: str, tunables: list[Tunable] | None = None) -> str | None:
+    """The target ``name`` of an older tuning export (format 1) as the registrations name it
+    today (:attr:`Tunable.renamed`), None where its definition is retired; names no
+    registration renamed come back unchanged."""
+    module, _, rest = name.partition(":")
+    definition = rest.split("[", 1)[0]
+    for tunable in registered() if tunables is None else tunables:
+        for old in (f"{module}:{definition}", module):
+            if old in tunable.renamed:
+                new = tunable.renamed[old]
+                return None if new is None else f"{new}:{rest}"
+    return name

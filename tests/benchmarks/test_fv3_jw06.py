@@ -20,7 +20,7 @@ from benchmarks.fv3_jw06 import (
     self_convergence,
     weighted_l2,
 )
-from fv3core.grid.fv3_metric import FV3Cube
+from fv3core.grid.metric_terms import CubedSphere
 from fv3core.validation.extract import load_3d_run_extract
 from workflows.cli import main
 
@@ -96,7 +96,7 @@ def test_self_convergence_of_a_known_offset(tmp_path) -> None:
     smooth field on C12 (< 0.05 hPa here); the lat-lon l2 of a constant is that constant."""
     runs = []
     for n, offset in ((12, 0.0), (24, 50.0)):
-        cube = FV3Cube.build(n, radius=6.3712e6, omega=7.2921e-5)
+        cube = CubedSphere.build(n, radius=6.3712e6, omega=7.2921e-5)
         h = cube.n_halo
         agrid = np.rad2deg(cube.fields["agrid"][:, h : h + n, h : h + n])
         lon, lat = agrid[..., 0], agrid[..., 1]
@@ -130,7 +130,7 @@ def test_steady_state_against_the_fortran_run(tmp_path, monkeypatch) -> None:
     """The Fortran run's l2 of the zonal-mean wind change of a uniform offset c is c (the
     1-degree regridding reproduces a constant; JW06's l2 of a constant change is that constant),
     next to the run's own l2 and minimum ps at the days both have, on C12 L30."""
-    cube = FV3Cube.build(12, radius=6.3712e6, omega=7.2921e-5)
+    cube = CubedSphere.build(12, radius=6.3712e6, omega=7.2921e-5)
     h = cube.n_halo
     agrid = np.rad2deg(cube.fields["agrid"][:, h : h + 12, h : h + 12])
     lon, lat = agrid[..., 0], agrid[..., 1]

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import tuning
-from fv3core.tuning_corpus import load_corpus
+from fv3core.tuning.corpus import load_corpus
 from mapping.tuning.ablation import BUDGETED, METHODS
 from mapping.tuning.db import machine_id
 from mapping.tuning.encoder import LearnedEncoder

@@ -1,5 +1,5 @@
 """Inputs and comparisons for testing the GTScript ports of FV3 routines against the NumPy
-transliteration (:mod:`fv3core.transliteration`): FV3's grid and TC2 state on one rank, the C-grid
+transliteration (:mod:`tests.fv3core.transliteration`): FV3's grid and TC2 state on one rank, the C-grid
 state of the transliteration's ``c_sw``, perturbed, as transliteration arrays (``FArray``, FV3's
 bounds) and as backend storages with the same index space (FV3 index (i, j) at array index
 (i - is + 3, j - js + 3), FV3's shapes: cells (nx+6, ny+6), u points (nx+6, ny+7), v points
@@ -13,25 +13,25 @@ from typing import Any
 
 import numpy as np
 
-from fv3core.grid.fv3_metric import FV3Cube, FV3MetricTerms
-from fv3core.grid.fv3_storages import FV3GridStorages
-from fv3core.grid.metric import SubdomainSpec
-from fv3core.testcases.fv3_initial import init_case
-from fv3core.transliteration.farray import FArray
-from fv3core.transliteration.grid import Grid
-from fv3core.transliteration.setup import grid_from_metric
-from fv3core.transliteration.sw_core import c_sw
+from fv3core.grid.metric_terms import CubedSphere, MetricTerms
+from fv3core.grid.storages import GridStorages
+from fv3core.grid.subdomain import SubdomainSpec
+from fv3core.testcases.shallow_water import init_case
 from stencils import StencilFactory
 from stencils.dims import GridIndexing
 from stencils.factory import GridStencilFactory
 from stencils.storage import from_numpy, to_numpy
+from tests.fv3core.transliteration.farray import FArray
+from tests.fv3core.transliteration.grid import Grid
+from tests.fv3core.transliteration.setup import grid_from_metric
+from tests.fv3core.transliteration.sw_core import c_sw
 
 RADIUS, OMEGA, GRAV = 6.3712e6, 7.2921e-5, 9.80665
 
 
 @lru_cache(maxsize=4)
-def cube(resolution: int) -> FV3Cube:
-    return FV3Cube.build(resolution, radius=RADIUS, omega=OMEGA)
+def cube(resolution: int) -> CubedSphere:
+    return CubedSphere.build(resolution, radius=RADIUS, omega=OMEGA)
 
 
 @cache
@@ -72,9 +72,9 @@ class RankCase:
     """One rank: FV3's metric terms, the transliteration's grid, the storages and a factory."""
 
     spec: SubdomainSpec
-    metric: FV3MetricTerms
+    metric: MetricTerms
     g: Grid
-    grid: FV3GridStorages
+    grid: GridStorages
     factory: GridStencilFactory
     backend: str
     arrays: dict[str, FArray] = field(default_factory=dict)
@@ -97,7 +97,7 @@ class RankCase:
 
 def rank_case(spec: SubdomainSpec, factory: StencilFactory, nz: int = 1) -> RankCase:
     m = cube(spec.resolution).metric_terms(spec)
-    grid = FV3GridStorages(m, factory.backend)
+    grid = GridStorages(m, factory.backend)
     indexing = GridIndexing(spec.nx, spec.ny, nz, spec.n_halo)
     return RankCase(spec, m, grid_from_metric(m), grid, factory.on_grid(indexing), factory.backend)
 

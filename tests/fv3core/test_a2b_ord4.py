@@ -1,5 +1,5 @@
 """fv3core.stencils.a2b_ord4 (FV3 ``a2b_ord4``) against the transliteration
-(:func:`fv3core.transliteration.a2b_edge.a2b_ord4`) on the same inputs: FV3's TC2 ``delp`` of
+(:func:`tests.fv3core.transliteration.a2b_edge.a2b_ord4`) on the same inputs: FV3's TC2 ``delp`` of
 each rank, perturbed with noise on every point, at C12 and C24 on all 6 tiles (one rank per
 tile), C24 on 2x2 ranks per tile (all tiles) and on 3x3 (tiles 1 and 4: ranks touching 2, 1
 and 0 tile edges).
@@ -19,7 +19,6 @@ from fv3core.stencils.a2b_ord4 import (
     corner_extrapolation_weights,
     cube_vertices,
 )
-from fv3core.transliteration import a2b_edge
 from stencils.storage import to_numpy
 from tests.fv3core.fv3_stencil_reference import (
     CASE_IDS,
@@ -34,6 +33,7 @@ from tests.fv3core.fv3_stencil_reference import (
     shared_factory,
     tc2_initial,
 )
+from tests.fv3core.transliteration import a2b_edge
 
 
 def _qin(case: RankCase, seed: int) -> np.ndarray:

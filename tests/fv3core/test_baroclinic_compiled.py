@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from fv3core.config import FV3Config
-from fv3core.driver import run
+from fv3core.experiments.driver import run
 
 #: output fields compared (2-D and 3-D, the tracers' mixing ratios and columns)
 FIELDS = ("ps", "t850", "u850", "v850", "vort850", "ua", "va", "temperature", "delp", "pe",

@@ -18,11 +18,11 @@ def test_baroclinic_defaults_are_fv3s_jw_options() -> None:
     assert cfg.resolution == 24 and cfg.dt == 3600.0 and cfg.is_3d
     o = cfg.hydrostatic_options()
     assert o.k_split == 2 and o.dyn_core.n_split == 4 and o.dyn_core.is_ideal_case
-    assert BAROCLINIC_DEFAULTS["dynamics"] == "fv3"
+    assert BAROCLINIC_DEFAULTS["nord"] == 1 and cfg.constants == "ufs"
 
 
 @pytest.mark.parametrize("changes, key", [
-    ({"nz": 3}, "nz=3"), ({"nz": 29}, "nz=29"), ({"dynamics": "geometric"}, "dynamics='fv3'"),
+    ({"nz": 3}, "nz=3"), ({"nz": 29}, "nz=29"), ({"dynamics": "fv3"}, "'dynamics'"),
     ({"kord_mt": 7}, "kord_mt=7"), ({"kord_tr": -8}, "kord_tr=-8"),
     ({"do_vort_damp": True, "vtdm4": 0.05}, "do_vort_damp"), ({"hord_tr": 9}, "hord_tr=9"),
     ({"d2_bg_k1": -1.0}, "d2_bg_k1"),
@@ -36,4 +36,4 @@ def test_3d_refusals_name_the_key(changes, key) -> None:
                                           ({"kord_tm": 9}, "kord_tm=9"), ({"hord_tm": 5}, "hord_tm=5")])
 def test_shallow_water_refuses_3d_keys(changes, key) -> None:
     with pytest.raises(FV3ConfigError, match=key):
-        FV3Config.from_dict({"case": "williamson2", "dynamics": "fv3", **changes})
+        FV3Config.from_dict({"case": "williamson2", **changes})

@@ -1,4 +1,4 @@
-"""The JW06 baroclinic wave on FV3's 3-D core through fv3core.driver (BaroclinicExperiment):
+"""The JW06 baroclinic wave on FV3's 3-D core through fv3core.experiments.driver (BaroclinicExperiment):
 its diagnostics against exact budgets (dry-air and tracer mass are conserved to round-off by
 FV3's flux-form transport and remapping), the output fields and the netCDF file; slow: GFDL's
 Fortran FV3 on the same case (tests/fv3core/data/fortran/jw_C24_L26, FV3's own namelist)."""
@@ -12,7 +12,8 @@ import pytest
 import xarray as xr
 
 from fv3core.config import FV3Config
-from fv3core.driver import run, write_netcdf
+from fv3core.experiments.driver import run
+from fv3core.output.netcdf import write_netcdf
 from fv3core.validation.extract import load_3d_run_extract
 
 JW_C24 = Path(__file__).parent / "data" / "fortran" / "jw_C24_L26"

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from fv3core.config import FV3Config
-from fv3core.driver import run, write_netcdf
 from fv3core.errors import FV3ConfigError
+from fv3core.experiments.driver import run
+from fv3core.output.netcdf import write_netcdf
 
 SMALL = {"resolution": 12, "days": 0.25}
 
@@ -46,7 +47,7 @@ def test_netcdf_output_is_cf_and_plot_draws(tmp_path) -> None:
     exactly; the plot command writes a PNG."""
     import xarray as xr
 
-    from fv3core.plot import plot_field
+    from fv3core.output.plots import plot_field
 
     result = run(FV3Config(**SMALL), progress=False)
     path = write_netcdf(result, tmp_path / "out.nc")

@@ -1,6 +1,6 @@
 """FV3's total-energy fixer ``consv_te`` (fv3core.vertical.energy_fixer, in
-FV3HydrostaticDynamics) against the NumPy transliteration of FV3's loops
-(fv3core.transliteration.energy_fixer, in the transliterated fv_dynamics): one large step bit
+DynamicalCore) against the NumPy transliteration of FV3's loops
+(tests.fv3core.transliteration.energy_fixer, in the transliterated fv_dynamics): one large step bit
 for bit; and against the energy budget it is built to close, with the total energy computed by
 an independent diagnostic (fv3core.validation.baroclinic_norms.total_energy): consv_te = 1
 conserves the total energy to round-off, 0.5 restores half the loss, a negative value adds
@@ -16,17 +16,17 @@ import numpy as np
 import pytest
 
 from fv3core.constants import UFS
-from fv3core.decomposition import decompose
-from fv3core.fv3_hydrostatic import FV3HydrostaticDynamics, HydrostaticOptions
-from fv3core.grid.fv3_metric import FV3Cube
-from fv3core.transliteration import energy_fixer as reference
-from fv3core.transliteration.dyn_core_hydrostatic import HydrostaticTileFields
-from fv3core.transliteration.fv_dynamics import HydrostaticDynamics
-from fv3core.transliteration.setup import grid_from_metric
+from fv3core.dycore.fv_dynamics import DynamicalCore, HydrostaticOptions
+from fv3core.grid.decomposition import decompose
+from fv3core.grid.metric_terms import CubedSphere
 from fv3core.validation.baroclinic_norms import column_total_energy, dgrid_kinetic_energy
 from stencils.factory import StencilFactory
 from tests.fv3core.test_fv3_dyn_core import AKAP, CP_AIR, NPZ, OMEGA, OPTIONS, RADIUS, RESOLUTION
 from tests.fv3core.test_fv3_hydrostatic import DT_ATMOS, H, N, _model_states
+from tests.fv3core.transliteration import energy_fixer as reference
+from tests.fv3core.transliteration.dyn_core_hydrostatic import HydrostaticTileFields
+from tests.fv3core.transliteration.fv_dynamics import HydrostaticDynamics
+from tests.fv3core.transliteration.setup import grid_from_metric
 
 CELLS = np.s_[H : H + N, H : H + N]
 
@@ -38,8 +38,8 @@ def _options(consv_te: float) -> HydrostaticOptions:
 
 @pytest.fixture(scope="module")
 def setup():
-    cube = FV3Cube.build(RESOLUTION, radius=RADIUS, omega=OMEGA)
-    ranks = decompose(RESOLUTION, 1, radius=RADIUS).ranks
+    cube = CubedSphere.build(RESOLUTION, radius=RADIUS, omega=OMEGA)
+    ranks = decompose(RESOLUTION, 1).ranks
     metrics = {r.rank: cube.metric_terms(r.spec) for r in ranks}
     return cube, ranks, metrics
 
@@ -47,9 +47,9 @@ def setup():
 def _model(setup, consv_te: float):
     cube, ranks, metrics = setup
     states, tracers, (ak, bk) = _model_states(cube, ranks)
-    model = FV3HydrostaticDynamics(StencilFactory("numpy"), metrics, states, tracers,
+    model = DynamicalCore(StencilFactory("numpy"), metrics, states, tracers,
                                    _options(consv_te), DT_ATMOS,
-                                   decompose(RESOLUTION, 1, radius=RADIUS).communicator, ak=ak,
+                                   decompose(RESOLUTION, 1).communicator, ak=ak,
                                    bk=bk, akap=AKAP, cp_air=CP_AIR, constants=UFS)  # fmt: skip
     return model, states
 
@@ -98,7 +98,7 @@ def test_step_with_fixer_equals_transliteration(setup) -> None:
     translit = HydrostaticDynamics(
         grids, fields, {r: [np.array(q) for q in tracers[r].values()] for r in grids},
         {r: np.array(states[r]["ps"]) for r in grids}, _options(1.0), DT_ATMOS, ak=ak, bk=bk,
-        akap=AKAP, cp_air=CP_AIR, communicator=decompose(RESOLUTION, 1, radius=RADIUS).communicator,
+        akap=AKAP, cp_air=CP_AIR, communicator=decompose(RESOLUTION, 1).communicator,
         constants=UFS)  # fmt: skip
     model.step()
     translit.step()

@@ -1,4 +1,4 @@
-"""FV3's scheme in fv3core (``dynamics="fv3"``, numpy backend) against GFDL's Fortran FV3 on the
+"""FV3's scheme in fv3core (numpy backend) against GFDL's Fortran FV3 on the
 cases and namelist options that ``../shared/fv3-reference`` (TC2 only) does not cover.
 
 Reference: ``tests/fv3core/data/fortran/<run>/`` -- ``input.nml``, the run's exact namelist
@@ -47,8 +47,8 @@ import numpy as np
 import pytest
 
 from fv3core.config import FV3Config
-from fv3core.driver import RunResult, run
 from fv3core.errors import FV3ConfigError
+from fv3core.experiments.driver import RunResult, run
 from fv3core.validation import ALL_NAMES, ShallowWaterFields, sw_norms
 from fv3core.validation.extract import RunExtract, load_run_extract
 

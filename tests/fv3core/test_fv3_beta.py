@@ -1,8 +1,8 @@
 """FV3's off-centred D-grid pressure gradient (``beta > 0``: ``grad1_p_update`` of
-``dyn_core.F90``) in dynamics="fv3".
+``dyn_core.F90``) in FV3's scheme.
 
 References: the NumPy transliteration of ``dyn_core``/``grad1_p_update``
-(fv3core.transliteration.dyn_core, which reproduces GFDL's Fortran to round-off for the TC2
+(tests.fv3core.transliteration.dyn_core, which reproduces GFDL's Fortran to round-off for the TC2
 reference runs) for the whole GTScript run, bit for bit; FV3's own algebra for the first
 acoustic step (``beta_d = 0`` makes ``grad1_p_update`` the same operations as ``one_grad_p``,
 bit for bit).  GFDL's Fortran FV3 itself with ``beta = 0.3`` (TC2 C24, 6 h and 1 day):
@@ -18,9 +18,9 @@ import pytest
 
 from fv3core.config import FV3Config
 from fv3core.errors import FV3ConfigError
-from fv3core.transliteration.dyn_core import SWNamelist, grad1_p_update, one_grad_p
-from fv3core.transliteration.setup import TransliteratedRun
 from tests.fv3core.transliterated_run import assert_run_equals_transliteration
+from tests.fv3core.transliteration.dyn_core import SWNamelist, grad1_p_update, one_grad_p
+from tests.fv3core.transliteration.setup import TransliteratedRun
 
 NAMELIST = Path(__file__).parent / "data" / "tc2_C24_d1_input.nml"
 BETA = 0.3
@@ -64,7 +64,7 @@ def test_first_acoustic_step_is_one_grad_p() -> None:
 ])  # fmt: skip
 def test_fv3_dynamics_with_beta_equals_transliteration(tmp_path, case, resolution,
                                                        hours) -> None:  # fmt: skip
-    """dynamics="fv3" from the reference namelist with ``beta = 0.3`` (2 acoustic steps per
+    """FV3's scheme from the reference namelist with ``beta = 0.3`` (2 acoustic steps per
     1200 s step, so every large step has one off-centred step): TC6 at C12 after 1 h and (slow)
     TC2 at C24 after 6 h equal the transliterated dyn_core bit for bit."""
     cfg = FV3Config.from_namelist(_namelist(tmp_path, BETA), case=case, resolution=resolution,
@@ -74,10 +74,8 @@ def test_fv3_dynamics_with_beta_equals_transliteration(tmp_path, case, resolutio
 
 
 def test_beta_refusals(tmp_path) -> None:
-    """A beta outside 0 <= beta < 1 is refused by name; the geometric scheme refuses beta."""
+    """A beta outside 0 <= beta < 1 is refused by name."""
     with pytest.raises(FV3ConfigError, match="beta=1.2"):
         FV3Config.from_namelist(_namelist(tmp_path, 1.2))
     with pytest.raises(FV3ConfigError, match="beta=-0.5"):
         FV3Config.from_namelist(_namelist(tmp_path, -0.5))
-    with pytest.raises(FV3ConfigError, match="dynamics='fv3' only"):
-        FV3Config(case="williamson2", beta=0.2)

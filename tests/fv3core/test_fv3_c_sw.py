@@ -1,6 +1,6 @@
-"""FV3's ``c_sw`` in GTScript (fv3core.stencils.fv3_c_sw.FV3CGridShallowWater, with
-fv3core.stencils.fv3_d2a2c.FV3DGridToCGridWinds) against the NumPy transliteration of FV3's
-Fortran (fv3core.transliteration.sw_core.c_sw / d2a2c_vect, which reproduces GFDL's FV3 to
+"""FV3's ``c_sw`` in GTScript (fv3core.stencils.c_sw.CGridShallowWaterDynamics, with
+fv3core.stencils.d2a2c_vect.DGridToCGridWinds) against the NumPy transliteration of FV3's
+Fortran (tests.fv3core.transliteration.sw_core.c_sw / d2a2c_vect, which reproduces GFDL's FV3 to
 round-off), fed the same inputs on the transliteration's Grid of the same rank.
 
 Every output (delp and pt with their corner fills, ua, va, uc, vc, ut, vt, delpc, ptc, divg_d)
@@ -21,18 +21,18 @@ import numpy as np
 import pytest
 
 from fv3core.errors import FV3ConfigError
-from fv3core.grid.fv3_metric import FV3Cube
-from fv3core.grid.fv3_storages import FV3GridStorages
-from fv3core.grid.metric import SubdomainSpec
-from fv3core.stencils.fv3_c_sw import FV3CGridShallowWater
-from fv3core.stencils.fv3_d2a2c import FV3DGridToCGridWinds
-from fv3core.testcases.fv3_initial import init_case
-from fv3core.transliteration import sw_core
-from fv3core.transliteration.farray import FArray
-from fv3core.transliteration.setup import grid_from_metric
+from fv3core.grid.metric_terms import CubedSphere
+from fv3core.grid.storages import GridStorages
+from fv3core.grid.subdomain import SubdomainSpec
+from fv3core.stencils.c_sw import CGridShallowWaterDynamics
+from fv3core.stencils.d2a2c_vect import DGridToCGridWinds
+from fv3core.testcases.shallow_water import init_case
 from stencils.dims import GridIndexing
 from stencils.factory import StencilFactory
 from stencils.storage import from_numpy
+from tests.fv3core.transliteration import sw_core
+from tests.fv3core.transliteration.farray import FArray
+from tests.fv3core.transliteration.setup import grid_from_metric
 
 RADIUS, OMEGA = 6.3712e6, 7.2921e-5
 DT2 = 0.5 * 600.0  # FV3's dt2 of the TC2 C24 reference run (dt_atmos 1200 s, n_split 2)
@@ -45,10 +45,10 @@ PROGNOSTIC = ("delp", "pt", "u", "v")
 
 
 @pytest.fixture(scope="module")
-def cubes() -> dict[int, tuple[FV3Cube, object]]:
+def cubes() -> dict[int, tuple[CubedSphere, object]]:
     out = {}
     for n in (12, 24):
-        cube = FV3Cube.build(n, radius=RADIUS, omega=OMEGA)
+        cube = CubedSphere.build(n, radius=RADIUS, omega=OMEGA)
         out[n] = (cube, init_case(cube, 2))
     return out
 
@@ -121,8 +121,8 @@ def _gtscript(case: Case, nord: int, factory: StencilFactory,
               sw_dynamics: bool = True) -> tuple[dict[str, np.ndarray], int]:  # fmt: skip
     s = case.spec
     grid = factory.on_grid(GridIndexing(s.nx, s.ny, 1, H))
-    metric = FV3GridStorages(case.metric, factory.backend)
-    routine = FV3CGridShallowWater(grid, metric, s, nord, DT2, sw_dynamics=sw_dynamics)
+    metric = GridStorages(case.metric, factory.backend)
+    routine = CGridShallowWaterDynamics(grid, metric, s, nord, DT2, sw_dynamics=sw_dynamics)
     storages = {k: from_numpy(v[..., None], factory.backend) for k, v in case.arrays.items()}
     launches = routine.bind(**storages)
     for launch in launches:
@@ -212,7 +212,7 @@ def test_all_3x3_ranks_and_ragged_ranks_bitwise(cubes, numpy_factory) -> None:
 
 
 def test_d2a2c_vect_alone_bitwise(cubes, numpy_factory) -> None:
-    """FV3DGridToCGridWinds against the transliteration's d2a2c_vect (unscaled ut, vt)."""
+    """DGridToCGridWinds against the transliteration's d2a2c_vect (unscaled ut, vt)."""
     for spec in _layout(12, 1, tiles=(0, 3)):
         case = _case(cubes, spec, perturbed=True, seed=1)
         g = grid_from_metric(case.metric)
@@ -220,7 +220,7 @@ def test_d2a2c_vect_alone_bitwise(cubes, numpy_factory) -> None:
         fa = {k: FArray(case.arrays[k].copy(), (g.bd.isd, g.bd.jsd)) for k in names}
         sw_core.d2a2c_vect(*(fa[k] for k in ("u", "v")), g, *(fa[k] for k in names[2:]))
         grid = numpy_factory.on_grid(GridIndexing(spec.nx, spec.ny, 1, H))
-        routine = FV3DGridToCGridWinds(grid, FV3GridStorages(case.metric, "numpy"), spec)
+        routine = DGridToCGridWinds(grid, GridStorages(case.metric, "numpy"), spec)
         storages = {k: from_numpy(case.arrays[k][..., None], "numpy") for k in names}
         for launch in routine.bind(**storages):
             launch()
@@ -233,10 +233,10 @@ def test_refusals(cubes, numpy_factory) -> None:
     spec = _layout(12, 1, tiles=(0,))[0]
     case = _case(cubes, spec, perturbed=False)
     grid = numpy_factory.on_grid(GridIndexing(spec.nx, spec.ny, 1, H))
-    storages = FV3GridStorages(case.metric, "numpy")
+    storages = GridStorages(case.metric, "numpy")
     with pytest.raises(FV3ConfigError, match="nord=4"):
-        FV3CGridShallowWater(grid, storages, spec, 4, DT2)
-    routine = FV3CGridShallowWater(grid, storages, spec, 2, DT2)
+        CGridShallowWaterDynamics(grid, storages, spec, 4, DT2)
+    routine = CGridShallowWaterDynamics(grid, storages, spec, 2, DT2)
     fields = {k: from_numpy(v[..., None], "numpy") for k, v in case.arrays.items()}
     fields.pop("divg_d")
     with pytest.raises(FV3ConfigError, match="divg_d"):

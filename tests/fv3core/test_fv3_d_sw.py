@@ -1,5 +1,5 @@
-"""FV3DGridShallowWater (FV3's ``d_sw`` in GTScript) against the NumPy transliteration of FV3's
-``d_sw`` (fv3core.transliteration.sw_core, which reproduces GFDL's Fortran to round-off), bit
+"""DGridShallowWaterLagrangianDynamics (FV3's ``d_sw`` in GTScript) against the NumPy transliteration of FV3's
+``d_sw`` (tests.fv3core.transliteration.sw_core, which reproduces GFDL's Fortran to round-off), bit
 for bit on every output over FV3's index ranges.
 
 Inputs: FV3's TC2 state after one ``c_sw`` step of the transliteration (``c_sw``, the corner-
@@ -10,7 +10,7 @@ everywhere, the cube vertices and tile edges included); all six tiles one rank e
 C24 on a 2x2 layout (24 ranks: every combination of tile edges a rank can touch).  The
 divergence damping is the transliteration's own ``nord`` code behind the ``bind`` interface
 (:class:`TransliterationDamping`), the same on both sides, so that d_sw around it is compared
-(with ``ke`` before and after it and ``wk``), and fv3core's GTScript ``FV3DivergenceDamping``
+(with ``ke`` before and after it and ``wk``), and fv3core's GTScript ``DivergenceDamping``
 (the whole d_sw in GTScript against the whole transliterated d_sw).
 """
 
@@ -23,19 +23,19 @@ import numpy as np
 import pytest
 
 from fv3core.errors import FV3ConfigError
-from fv3core.grid.fv3_storages import FV3GridStorages
-from fv3core.stencils.fv3_d_sw import FV3DGridShallowWater
-from fv3core.stencils.fv3_divergence_damping import FV3DivergenceDamping
-from fv3core.stencils.transport import FiniteVolumeTransport
-from fv3core.transliteration import sw_core
-from fv3core.transliteration.dyn_core import SWNamelist
-from fv3core.transliteration.farray import FArray, R
-from fv3core.transliteration.setup import TransliteratedRun
-from fv3core.transliteration.tp_core import fv_tp_2d
+from fv3core.grid.storages import GridStorages
+from fv3core.stencils.d_sw import DGridShallowWaterLagrangianDynamics
+from fv3core.stencils.divergence_damping import DivergenceDamping
+from fv3core.stencils.fv_tp_2d import FiniteVolumeTransport
 from stencils.dims import GridIndexing
 from stencils.directions import X, Y
 from stencils.factory import StencilFactory
 from stencils.storage import from_numpy
+from tests.fv3core.transliteration import sw_core
+from tests.fv3core.transliteration.dyn_core import SWNamelist
+from tests.fv3core.transliteration.farray import FArray, R
+from tests.fv3core.transliteration.setup import TransliteratedRun
+from tests.fv3core.transliteration.tp_core import fv_tp_2d
 
 #: d_sw's inputs and in/out fields (TileFields names; ``divgd`` is FV3's ``divg_d``)
 FIELDS = ("delp", "u", "v", "uc", "vc", "ua", "va", "divgd")
@@ -49,7 +49,7 @@ class RankCase:
     """One rank's d_sw inputs (2-D NumPy arrays with FV3's bounds ``lo``) and its grids."""
 
     grid: Any  # transliteration Grid
-    metric: Any  # FV3MetricTerms
+    metric: Any  # MetricTerms
     arrays: dict[str, np.ndarray]
     lo: dict[str, tuple[int, int]]
 
@@ -103,7 +103,7 @@ NORD2 = Damping(2, 0.1, 0.0, 0.12)  # with the Smagorinsky-type del2 part (dddmp
 
 class TransliterationDamping:
     """The transliteration's ``nord`` blocks of ``d_sw`` behind the ``bind`` interface
-    :class:`FV3DGridShallowWater` takes (a test adapter: one Python launch on views of level 0
+    :class:`DGridShallowWaterLagrangianDynamics` takes (a test adapter: one Python launch on views of level 0
     of the storages); records ``ke`` before and after and ``wk``."""
 
     def __init__(self, g: Any, damping: Damping, dt: float) -> None:
@@ -164,13 +164,13 @@ def reference(case: RankCase, damping: Damping, monkeypatch: Any) -> dict[str, n
 
 
 def gtscript_d_sw(factory: StencilFactory, case: RankCase, damping: Damping | None,
-                  nz: int = 1) -> tuple[FV3DGridShallowWater, dict[str, Any], Any]:  # fmt: skip
-    """:class:`FV3DGridShallowWater` of the case, run once (levels: copies of the case)."""
+                  nz: int = 1) -> tuple[DGridShallowWaterLagrangianDynamics, dict[str, Any], Any]:  # fmt: skip
+    """:class:`DGridShallowWaterLagrangianDynamics` of the case, run once (levels: copies of the case)."""
     spec = case.metric.spec
-    grid = FV3GridStorages(case.metric, factory.backend)
+    grid = GridStorages(case.metric, factory.backend)
     gf = factory.on_grid(GridIndexing(spec.nx, spec.ny, nz, spec.n_halo))
     adapter = None if damping is None else TransliterationDamping(case.grid, damping, DT)
-    dsw = FV3DGridShallowWater(gf, grid, spec, DT, 8, 8, 8, adapter)
+    dsw = DGridShallowWaterLagrangianDynamics(gf, grid, spec, DT, 8, 8, 8, adapter)
     st = {n: from_numpy(np.repeat(case.arrays[n][:, :, None], nz, axis=2), factory.backend)
           for n in FIELDS}  # fmt: skip
     for launch in dsw.bind(*(st[n] for n in FIELDS)):
@@ -178,7 +178,7 @@ def gtscript_d_sw(factory: StencilFactory, case: RankCase, damping: Damping | No
     return dsw, st, adapter
 
 
-def compare(dsw: FV3DGridShallowWater, st: dict[str, Any], adapter: Any, ref: dict[str, np.ndarray],
+def compare(dsw: DGridShallowWaterLagrangianDynamics, st: dict[str, Any], adapter: Any, ref: dict[str, np.ndarray],
             h: int, nx: int, ny: int, level: int = 0) -> dict[str, float]:  # fmt: skip
     """Max |ours - reference| of every output over FV3's index ranges (asserting bitwise)."""
 
@@ -257,16 +257,16 @@ def test_d_sw_equals_transliteration_c24_layout_2x2(factory, monkeypatch) -> Non
 @pytest.mark.parametrize("damping", [NORD0, NORD2], ids=["nord0", "nord2"])
 def test_d_sw_with_fv3_divergence_damping_c12(factory, c12_perturbed, damping,
                                               monkeypatch) -> None:  # fmt: skip
-    """With the GTScript damping (fv3core.stencils.fv3_divergence_damping.FV3DivergenceDamping)
+    """With the GTScript damping (fv3core.stencils.divergence_damping.DivergenceDamping)
     the whole d_sw equals the transliteration's d_sw bit for bit on all six tiles at C12
     (perturbed state)."""
     for case in c12_perturbed.values():
         spec = case.metric.spec
-        grid = FV3GridStorages(case.metric, factory.backend)
+        grid = GridStorages(case.metric, factory.backend)
         gf = factory.on_grid(GridIndexing(spec.nx, spec.ny, 1, spec.n_halo))
-        fv3_damping = FV3DivergenceDamping(gf, grid, spec, damping.nord, damping.dddmp,
+        fv3_damping = DivergenceDamping(gf, grid, spec, damping.nord, damping.dddmp,
                                            damping.d2_bg, damping.d4_bg, DT)  # fmt: skip
-        dsw = FV3DGridShallowWater(gf, grid, spec, DT, 8, 8, 8, fv3_damping)
+        dsw = DGridShallowWaterLagrangianDynamics(gf, grid, spec, DT, 8, 8, 8, fv3_damping)
         st = {n: from_numpy(case.arrays[n][:, :, None].copy(), factory.backend) for n in FIELDS}
         for launch in dsw.bind(*(st[n] for n in FIELDS)):
             launch()
@@ -285,9 +285,9 @@ def test_levels_are_independent(factory, c12, c12_perturbed, monkeypatch) -> Non
     rank = 2
     base, other = c12[rank], c12_perturbed[rank]
     spec = base.metric.spec
-    grid = FV3GridStorages(base.metric, factory.backend)
+    grid = GridStorages(base.metric, factory.backend)
     gf = factory.on_grid(GridIndexing(spec.nx, spec.ny, 2, spec.n_halo))
-    dsw = FV3DGridShallowWater(gf, grid, spec, DT, 8, 8, 8, None)
+    dsw = DGridShallowWaterLagrangianDynamics(gf, grid, spec, DT, 8, 8, 8, None)
     st = {n: from_numpy(np.stack([base.arrays[n], other.arrays[n]], axis=2), factory.backend)
           for n in FIELDS}  # fmt: skip
     for launch in dsw.bind(*(st[n] for n in FIELDS)):
@@ -301,7 +301,7 @@ def test_levels_are_independent(factory, c12, c12_perturbed, monkeypatch) -> Non
 
 
 def test_finite_volume_transport_equals_fv_tp_2d(factory, c12_perturbed, monkeypatch) -> None:
-    """fv3core.stencils.transport.FiniteVolumeTransport (hord 8) on FV3's grid equals the
+    """fv3core.stencils.fv_tp_2d.FiniteVolumeTransport (hord 8) on FV3's grid equals the
     transliteration's fv_tp_2d (FV3's, with ra_x/ra_y passed in) bit for bit: the fluxes and the
     corner-filled q, for delp and for a vorticity-like field with both signs, with d_sw's
     Courant numbers and swept areas."""
@@ -316,7 +316,7 @@ def test_finite_volume_transport_equals_fv_tp_2d(factory, c12_perturbed, monkeyp
         ra_x[In, Jd] = g.area[In, Jd] + res.xfx[In, Jd] - res.xfx[In + 1, Jd]
         ra_y[Id, Jn] = g.area[Id, Jn] + res.yfx[Id, Jn] - res.yfx[Id, Jn + 1]
         h, nx, ny = spec.n_halo, spec.nx, spec.ny
-        grid = FV3GridStorages(case.metric, factory.backend)
+        grid = GridStorages(case.metric, factory.backend)
         gf = factory.on_grid(GridIndexing(nx, ny, 1, h))
         transport = FiniteVolumeTransport(gf, grid, spec, 8)
 
@@ -347,21 +347,21 @@ def test_launch_count_and_refusals(factory, c12) -> None:
     other NumPy step); unsupported PPM variants and a bad time step are refused by name."""
     case = c12[0]
     spec = case.metric.spec
-    grid = FV3GridStorages(case.metric, factory.backend)
+    grid = GridStorages(case.metric, factory.backend)
     gf = factory.on_grid(GridIndexing(spec.nx, spec.ny, 1, spec.n_halo))
-    dsw = FV3DGridShallowWater(gf, grid, spec, DT, 8, 8, 8, None)
+    dsw = DGridShallowWaterLagrangianDynamics(gf, grid, spec, DT, 8, 8, 8, None)
     st = {n: from_numpy(case.arrays[n][:, :, None].copy(), factory.backend) for n in FIELDS}
     launches = dsw.bind(*(st[n] for n in FIELDS))
     assert len(launches) == 25
     adapter = TransliterationDamping(case.grid, NORD2, DT)
-    assert len(FV3DGridShallowWater(gf, grid, spec, DT, 8, 8, 8, adapter).bind(
+    assert len(DGridShallowWaterLagrangianDynamics(gf, grid, spec, DT, 8, 8, 8, adapter).bind(
         *(st[n] for n in FIELDS))) == 26  # fmt: skip
     with pytest.raises(FV3ConfigError, match="iord=7"):
-        FV3DGridShallowWater(gf, grid, spec, DT, 8, 7, 8, None)
+        DGridShallowWaterLagrangianDynamics(gf, grid, spec, DT, 8, 7, 8, None)
     with pytest.raises(FV3ConfigError, match="hord=7"):
-        FV3DGridShallowWater(gf, grid, spec, DT, 7, 8, 8, None)
+        DGridShallowWaterLagrangianDynamics(gf, grid, spec, DT, 7, 8, 8, None)
     with pytest.raises(FV3ConfigError, match="dt"):
-        FV3DGridShallowWater(gf, grid, spec, 0.0, 8, 8, 8, None)
+        DGridShallowWaterLagrangianDynamics(gf, grid, spec, 0.0, 8, 8, 8, None)
 
 
 @pytest.mark.slow

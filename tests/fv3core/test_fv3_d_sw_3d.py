@@ -1,7 +1,7 @@
-"""The 3-D core's ``d_sw`` (FV3 built without ``SW_DYNAMICS``): FV3DGridShallowWater with
+"""The 3-D core's ``d_sw`` (FV3 built without ``SW_DYNAMICS``): DGridShallowWaterLagrangianDynamics with
 ``sw_dynamics=False`` transports ``pt`` with ``hord_tm`` and the ``delp`` fluxes and accumulates
 FV3's ``mfx``, ``mfy``, ``cx``, ``cy``; against the NumPy transliteration of FV3's ``d_sw``
-(fv3core.transliteration.sw_core.d_sw with ``pt``, FV3's statements in FV3's order), bit for
+(tests.fv3core.transliteration.sw_core.d_sw with ``pt``, FV3's statements in FV3's order), bit for
 bit, with fv3core's GTScript divergence damping on both sides of the comparison's d_sw (the
 transliteration's own damping in the transliterated d_sw).  Inputs: FV3's TC2 state after one
 c_sw step with every wind and delp perturbed (tests/fv3core/test_fv3_d_sw.py) and a random
@@ -13,15 +13,15 @@ import numpy as np
 import pytest
 
 from fv3core.errors import FV3ConfigError
-from fv3core.grid.fv3_storages import FV3GridStorages
-from fv3core.stencils.fv3_d_sw import FV3DGridShallowWater
-from fv3core.stencils.fv3_divergence_damping import FV3DivergenceDamping
-from fv3core.transliteration import sw_core
-from fv3core.transliteration.farray import FArray, R
+from fv3core.grid.storages import GridStorages
+from fv3core.stencils.d_sw import DGridShallowWaterLagrangianDynamics
+from fv3core.stencils.divergence_damping import DivergenceDamping
 from stencils.dims import GridIndexing
 from stencils.factory import StencilFactory
 from stencils.storage import from_numpy, to_numpy
 from tests.fv3core.test_fv3_d_sw import DT, FIELDS, NORD2, dsw_inputs, perturbed
+from tests.fv3core.transliteration import sw_core
+from tests.fv3core.transliteration.farray import FArray, R
 
 HORD_DP, HORD_TM = 8, 10
 
@@ -39,11 +39,11 @@ def test_d_sw_3d_pt_and_flux_capacitor_bitwise(cases) -> None:
     for case in cases.values():
         spec = case.metric.spec
         h, nx, ny = spec.n_halo, spec.nx, spec.ny
-        grid = FV3GridStorages(case.metric, "numpy")
+        grid = GridStorages(case.metric, "numpy")
         gf = factory.on_grid(GridIndexing(nx, ny, 1, h))
-        damping = FV3DivergenceDamping(gf, grid, spec, NORD2.nord, NORD2.dddmp, NORD2.d2_bg,
+        damping = DivergenceDamping(gf, grid, spec, NORD2.nord, NORD2.dddmp, NORD2.d2_bg,
                                        NORD2.d4_bg, DT)  # fmt: skip
-        dsw = FV3DGridShallowWater(gf, grid, spec, DT, HORD_DP, 8, 8, damping,
+        dsw = DGridShallowWaterLagrangianDynamics(gf, grid, spec, DT, HORD_DP, 8, 8, damping,
                                    sw_dynamics=False, hord_tm=HORD_TM)  # fmt: skip
         pt = 12.0 + rng.standard_normal(case.arrays["delp"].shape)
         shapes = {"mfx": case.arrays["v"].shape, "mfy": case.arrays["u"].shape,
@@ -86,7 +86,7 @@ def test_d_sw_3d_refuses_vorticity_damping(cases) -> None:
     case = next(iter(cases.values()))
     spec = case.metric.spec
     gf = StencilFactory("numpy").on_grid(GridIndexing(spec.nx, spec.ny, 1, spec.n_halo))
-    grid = FV3GridStorages(case.metric, "numpy")
+    grid = GridStorages(case.metric, "numpy")
     with pytest.raises(FV3ConfigError, match="do_vort_damp"):
-        FV3DGridShallowWater(gf, grid, spec, DT, 8, 8, 8, None, nord_v=2, damp_v=0.06,
+        DGridShallowWaterLagrangianDynamics(gf, grid, spec, DT, 8, 8, 8, None, nord_v=2, damp_v=0.06,
                              sw_dynamics=False)  # fmt: skip

@@ -1,6 +1,6 @@
-"""FV3's vorticity damping (``do_vort_damp``, ``vtdm4``) in GTScript: FV3DelnFlux (FV3's
-``deln_flux`` and ``del6_vt_flux``) and FV3DGridShallowWater with it against the NumPy
-transliteration (fv3core.transliteration.deln_flux, sw_core.d_sw, dyn_core), bit for bit; the
+"""FV3's vorticity damping (``do_vort_damp``, ``vtdm4``) in GTScript: DelnFlux (FV3's
+``deln_flux`` and ``del6_vt_flux``) and DGridShallowWaterLagrangianDynamics with it against the NumPy
+transliteration (tests.fv3core.transliteration.deln_flux, sw_core.d_sw, dyn_core), bit for bit; the
 nord 0 operator against a NumPy del2 written from FV3's ``del6`` weights and the analytic
 Laplacian of a spherical harmonic; mass conservation; the keys in FV3Config, the namelist and
 the CLI.
@@ -18,17 +18,13 @@ import numpy as np
 import pytest
 
 from fv3core.config import FV3Config
-from fv3core.decomposition import decompose
 from fv3core.errors import FV3ConfigError
-from fv3core.grid.fv3_metric import FV3Cube, FV3MetricTerms
-from fv3core.grid.fv3_storages import FV3GridStorages
-from fv3core.stencils.fv3_d_sw import FV3DGridShallowWater
-from fv3core.stencils.fv3_deln_flux import FV3DelnFlux, damping_coefficient
-from fv3core.stencils.fv3_divergence_damping import FV3DivergenceDamping
-from fv3core.transliteration import sw_core
-from fv3core.transliteration.deln_flux import del6_vt_flux, deln_flux
-from fv3core.transliteration.farray import FArray
-from fv3core.transliteration.setup import grid_from_metric
+from fv3core.grid.decomposition import decompose
+from fv3core.grid.metric_terms import CubedSphere, MetricTerms
+from fv3core.grid.storages import GridStorages
+from fv3core.stencils.d_sw import DGridShallowWaterLagrangianDynamics
+from fv3core.stencils.deln_flux import DelnFlux, damping_coefficient
+from fv3core.stencils.divergence_damping import DivergenceDamping
 from stencils.dims import GridIndexing
 from stencils.factory import StencilFactory
 from stencils.storage import from_numpy
@@ -44,6 +40,10 @@ from tests.fv3core.test_fv3_d_sw import (
     perturbed,
 )
 from tests.fv3core.transliterated_run import assert_run_equals_transliteration
+from tests.fv3core.transliteration import sw_core
+from tests.fv3core.transliteration.deln_flux import del6_vt_flux, deln_flux
+from tests.fv3core.transliteration.farray import FArray
+from tests.fv3core.transliteration.setup import grid_from_metric
 
 NAMELIST = Path(__file__).parent / "data" / "tc2_C24_d1_input.nml"
 H = 3
@@ -74,14 +74,14 @@ def _faces(nx: int, ny: int) -> tuple[tuple[int, int], tuple[int, int]]:
     return (nx + 2 * H + 1, ny + 2 * H), (nx + 2 * H, ny + 2 * H + 1)
 
 
-def _check_fluxes(factory: StencilFactory, metric: FV3MetricTerms, g: Any, q: np.ndarray,
+def _check_fluxes(factory: StencilFactory, metric: MetricTerms, g: Any, q: np.ndarray,
                   nord: int, rng: np.random.Generator) -> None:  # fmt: skip
-    """FV3DelnFlux of ``q`` (cells with halo) equals the transliteration bit for bit: as
+    """DelnFlux of ``q`` (cells with halo) equals the transliteration bit for bit: as
     ``deln_flux`` (added to random fluxes of the diffusive fluxes' size) and as ``del6_vt_flux``
     (written), on the compute faces; the damping is not negligible there."""
     spec, b, be = metric.spec, g.bd, factory.backend
     nx, ny = spec.nx, spec.ny
-    grid = FV3GridStorages(metric, factory.backend)
+    grid = GridStorages(metric, factory.backend)
     gf = factory.on_grid(GridIndexing(nx, ny, 1, H))
     xs, ys = _faces(nx, ny)
     xi, yj, xc, yc = slice(H, H + nx + 1), slice(H, H + ny + 1), slice(H, H + nx), slice(H, H + ny)
@@ -93,7 +93,7 @@ def _check_fluxes(factory: StencilFactory, metric: FV3MetricTerms, g: Any, q: np
     del6_vt_flux(nord, g.npx, g.npy, damp, FArray(q.copy(), (b.isd, b.jsd)), d2, fx2, fy2, g)
     ref_x, ref_y = fx2.data[xi, yc], fy2.data[xc, yj]
     fx, fy = _storage(np.zeros(xs), be), _storage(np.zeros(ys), be)
-    for launch in FV3DelnFlux(gf, grid, spec, nord, damp, add=False).bind(_storage(q, be), fx, fy):
+    for launch in DelnFlux(gf, grid, spec, nord, damp, add=False).bind(_storage(q, be), fx, fy):
         launch()
     np.testing.assert_array_equal(np.asarray(fx)[xi, yc, 0], ref_x)
     np.testing.assert_array_equal(np.asarray(fy)[xc, yj, 0], ref_y)
@@ -106,7 +106,7 @@ def _check_fluxes(factory: StencilFactory, metric: FV3MetricTerms, g: Any, q: np
     deln_flux(nord, b.is_, b.ie, b.js, b.je, g.npx, g.npy, damp,
               FArray(q.copy(), (b.isd, b.jsd)), fx_ref, fy_ref, g)  # fmt: skip
     fx, fy = _storage(fx0, be), _storage(fy0, be)
-    for launch in FV3DelnFlux(gf, grid, spec, nord, damp, add=True).bind(_storage(q, be), fx, fy):
+    for launch in DelnFlux(gf, grid, spec, nord, damp, add=True).bind(_storage(q, be), fx, fy):
         launch()
     np.testing.assert_array_equal(np.asarray(fx)[xi, yc, 0], fx_ref.data)
     np.testing.assert_array_equal(np.asarray(fy)[xc, yj, 0], fy_ref.data)
@@ -135,9 +135,9 @@ def test_deln_flux_equals_transliteration_c24_layout_2x2(factory) -> None:
     """C24 on 2x2 ranks per tile, the ranks of the first and the last tile (each a quarter
     tile: two tile edges and one cube vertex, in each of the four arrangements) with an analytic
     field plus noise: bit for bit, nord 0, 1, 2."""
-    cube = FV3Cube.build(24, radius=6.3712e6, omega=7.2921e-5)
+    cube = CubedSphere.build(24, radius=6.3712e6, omega=7.2921e-5)
     rng = np.random.default_rng(24)
-    ranks = decompose(24, 2, radius=6.3712e6).ranks
+    ranks = decompose(24, 2).ranks
     assert len(ranks) == 24
     for r in ranks[:4] + ranks[-4:]:
         m = cube.metric_terms(r.spec)
@@ -146,7 +146,7 @@ def test_deln_flux_equals_transliteration_c24_layout_2x2(factory) -> None:
             _check_fluxes(factory, m, grid_from_metric(m), q, nord, rng)
 
 
-def _numpy_del2(m: FV3MetricTerms, q: np.ndarray) -> np.ndarray:
+def _numpy_del2(m: MetricTerms, q: np.ndarray) -> np.ndarray:
     """FV3's discrete Laplacian of the compute cells written from the del6 weights: the
     weighted differences to the four neighbours over the cell area."""
     nx, ny = m.spec.nx, m.spec.ny
@@ -158,16 +158,16 @@ def _numpy_del2(m: FV3MetricTerms, q: np.ndarray) -> np.ndarray:
                          + du[c] * (q[s] - q[c]) + du[c[0], n[1]] * (q[n] - q[c]))  # fmt: skip
 
 
-def _divergence(factory: StencilFactory, m: FV3MetricTerms, q: np.ndarray, nord: int,
+def _divergence(factory: StencilFactory, m: MetricTerms, q: np.ndarray, nord: int,
                 damp: float) -> np.ndarray:  # fmt: skip
-    """``(fx2 - fx2(i+1) + fy2 - fy2(j+1)) * rarea`` of FV3DelnFlux's fluxes of q: the change
+    """``(fx2 - fx2(i+1) + fy2 - fy2(j+1)) * rarea`` of DelnFlux's fluxes of q: the change
     the damping makes to the compute cells."""
     nx, ny = m.spec.nx, m.spec.ny
     gf = factory.on_grid(GridIndexing(nx, ny, 1, H))
     xs, ys = _faces(nx, ny)
     fx, fy = _storage(np.zeros(xs)), _storage(np.zeros(ys))
-    grid = FV3GridStorages(m, factory.backend)
-    for launch in FV3DelnFlux(gf, grid, m.spec, nord, damp, add=True).bind(_storage(q), fx, fy):
+    grid = GridStorages(m, factory.backend)
+    for launch in DelnFlux(gf, grid, m.spec, nord, damp, add=True).bind(_storage(q), fx, fy):
         launch()
     fx, fy = np.asarray(fx)[:, :, 0], np.asarray(fy)[:, :, 0]
     c = (slice(H, H + nx), slice(H, H + ny))
@@ -176,7 +176,7 @@ def _divergence(factory: StencilFactory, m: FV3MetricTerms, q: np.ndarray, nord:
 
 
 def test_nord0_damping_is_fv3s_del2_and_near_the_analytic_laplacian(factory, c12) -> None:
-    """nord 0: the change FV3DelnFlux's fluxes make is ``damp`` times FV3's del2 written
+    """nord 0: the change DelnFlux's fluxes make is ``damp`` times FV3's del2 written
     directly in NumPy from the del6 weights (to 1e-13 of its largest value: only the order of
     the scaling differs), on every tile, for delp and for the degree-2 harmonic; and that del2
     is the harmonic's analytic Laplacian ``-6 q / R^2`` to within 20 % (L2, cells two or more from
@@ -191,8 +191,8 @@ def test_nord0_damping_is_fv3s_del2_and_near_the_analytic_laplacian(factory, c12
             lap = _numpy_del2(m, q)
             ours = _divergence(factory, m, q, 0, damp)
             np.testing.assert_allclose(ours, damp * lap, rtol=0, atol=1e-13 * np.abs(damp * lap).max())
-    cube = FV3Cube.build(24, radius=radius, omega=7.2921e-5)
-    c24 = [cube.metric_terms(r.spec) for r in decompose(24, 1, radius=radius).ranks]
+    cube = CubedSphere.build(24, radius=radius, omega=7.2921e-5)
+    c24 = [cube.metric_terms(r.spec) for r in decompose(24, 1).ranks]
     for resolution, metrics in ((12, [case.metric for case in c12.values()]), (24, c24)):
         err = ref = 0.0
         for m in metrics:
@@ -235,13 +235,13 @@ def _damped_reference(case: RankCase, damping: Damping, nord_v: int,
 
 
 def _gtscript_d_sw(factory: StencilFactory, case: RankCase, damping: Damping, nord_v: int,
-                   damp_v: float) -> tuple[FV3DGridShallowWater, dict[str, Any], int]:  # fmt: skip
+                   damp_v: float) -> tuple[DGridShallowWaterLagrangianDynamics, dict[str, Any], int]:  # fmt: skip
     spec = case.metric.spec
-    grid = FV3GridStorages(case.metric, factory.backend)
+    grid = GridStorages(case.metric, factory.backend)
     gf = factory.on_grid(GridIndexing(spec.nx, spec.ny, 1, H))
-    divergence = FV3DivergenceDamping(gf, grid, spec, damping.nord, damping.dddmp, damping.d2_bg,
+    divergence = DivergenceDamping(gf, grid, spec, damping.nord, damping.dddmp, damping.d2_bg,
                                       damping.d4_bg, DT)  # fmt: skip
-    dsw = FV3DGridShallowWater(gf, grid, spec, DT, 8, 8, 8, divergence, nord_v=nord_v,
+    dsw = DGridShallowWaterLagrangianDynamics(gf, grid, spec, DT, 8, 8, 8, divergence, nord_v=nord_v,
                                damp_v=damp_v)  # fmt: skip
     st = {n: _storage(case.arrays[n]) for n in FIELDS}
     launches = dsw.bind(*(st[n] for n in FIELDS))
@@ -270,7 +270,7 @@ def test_d_sw_with_vorticity_damping_equals_transliteration_c12(factory, c12, da
     interior = (slice(H, H + spec.nx), slice(H, H + spec.ny))
     assert not np.array_equal(ref["u"][interior], undamped["u"][interior])
     assert np.array_equal(ref["delp"], undamped["delp"]) == (damp_v <= 1.0e-4)
-    # launches: none more without damping (test_fv3_d_sw), per FV3DelnFlux 3 + 3 nord_v
+    # launches: none more without damping (test_fv3_d_sw), per DelnFlux 3 + 3 nord_v
     # stencils and 2 nord_v + 2 corner copies (every C12 rank holds cube vertices)
     _, _, base = _gtscript_d_sw(factory, c12[0], damping, 0, 0.0)
     per_flux = 3 + 3 * nord_v + (2 * nord_v + 2 if nord_v > 0 else 0)
@@ -283,7 +283,7 @@ def test_d_sw_with_vorticity_damping_equals_transliteration_c12(factory, c12, da
 ])  # fmt: skip
 def test_fv3_dynamics_with_vorticity_damping_equals_transliteration(tmp_path, case, resolution,
                                                                     hours) -> None:  # fmt: skip
-    """dynamics="fv3" from the reference namelist with ``do_vort_damp = .true.``, ``vtdm4 =
+    """FV3's scheme from the reference namelist with ``do_vort_damp = .true.``, ``vtdm4 =
     0.06`` (nord 2: nord_v 2; 2 acoustic steps per 1200 s step): Rossby-Haurwitz (TC6) at C12
     after 1 h, and (slow) TC2 at C24 after 6 h, equal the transliterated dyn_core bit for bit,
     mass to round-off."""
@@ -297,33 +297,30 @@ def test_fv3_dynamics_with_vorticity_damping_equals_transliteration(tmp_path, ca
 
 def test_keys_in_config_namelist_and_cli(c12, tmp_path) -> None:
     """do_vort_damp and vtdm4: FV3's defaults (.false., 0), read from a namelist, given on the
-    command line; FV3Config refuses a non-logical do_vort_damp, a negative vtdm4 and
-    do_vort_damp with the geometric scheme."""
+    command line; FV3Config refuses a non-logical do_vort_damp and a negative vtdm4."""
     from workflows.cli import build_parser
     from workflows.commands.fv3 import _config
 
-    default = FV3Config(dynamics="fv3", case="williamson2")
+    default = FV3Config(case="williamson2")
     assert (default.do_vort_damp, default.vtdm4) == (False, 0.0)
     path = tmp_path / "input.nml"
     path.write_text(NAMELIST.read_text().replace(
         "nord = 2", "nord = 2\n       do_vort_damp = .true.\n       vtdm4 = 0.05"))  # fmt: skip
     cfg = FV3Config.from_namelist(path)
-    assert (cfg.dynamics, cfg.do_vort_damp, cfg.vtdm4) == ("fv3", True, 0.05)
+    assert (cfg.do_vort_damp, cfg.vtdm4) == (True, 0.05)
     args = build_parser().parse_args(["fv3", "run", "--namelist", str(NAMELIST),
                                       "--do-vort-damp", "--vtdm4", "0.04"])  # fmt: skip
     assert (_config(args).do_vort_damp, _config(args).vtdm4) == (True, 0.04)
     args = build_parser().parse_args(["fv3", "run", "--namelist", str(path), "--no-do-vort-damp"])
     assert (_config(args).do_vort_damp, _config(args).vtdm4) == (False, 0.05)
     with pytest.raises(FV3ConfigError, match="do_vort_damp.*must be bool"):
-        FV3Config.from_dict({"dynamics": "fv3", "do_vort_damp": "false"})
+        FV3Config.from_dict({"do_vort_damp": "false"})
     with pytest.raises(FV3ConfigError, match="vtdm4=-0.1"):
-        FV3Config(dynamics="fv3", vtdm4=-0.1)
-    with pytest.raises(FV3ConfigError, match="do_vort_damp=True .* dynamics='fv3' only"):
-        FV3Config.from_namelist(path, dynamics="geometric", nord=1)
+        FV3Config(vtdm4=-0.1)
     metric = c12[0].metric
     with pytest.raises(FV3ConfigError, match="nord_v=3"):
-        FV3DelnFlux(StencilFactory("numpy").on_grid(GridIndexing(12, 12, 1, H)),
-                    FV3GridStorages(metric, "numpy"), metric.spec, 3, 1.0, add=True)
+        DelnFlux(StencilFactory("numpy").on_grid(GridIndexing(12, 12, 1, H)),
+                    GridStorages(metric, "numpy"), metric.spec, 3, 1.0, add=True)
 
 
 @pytest.mark.slow

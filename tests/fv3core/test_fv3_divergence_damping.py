@@ -1,4 +1,4 @@
-"""fv3core.stencils.fv3_divergence_damping (the divergence damping of FV3's ``d_sw``) against the
+"""fv3core.stencils.divergence_damping (the divergence damping of FV3's ``d_sw``) against the
 transliteration's ``_del2_divergence_damping`` (nord 0) and ``_high_order_divergence_damping``
 (nord 1-3) on the same inputs: FV3's TC2 state of each rank through the transliteration's
 ``c_sw`` (C-grid winds, A-grid winds, corner divergence), perturbed on every point, plus random
@@ -19,12 +19,7 @@ import numpy as np
 import pytest
 
 from fv3core.errors import FV3ConfigError
-from fv3core.stencils.fv3_divergence_damping import CornerFill, FV3DivergenceDamping
-from fv3core.transliteration import corners
-from fv3core.transliteration.sw_core import (
-    _del2_divergence_damping,
-    _high_order_divergence_damping,
-)
+from fv3core.stencils.divergence_damping import CornerFill, DivergenceDamping
 from stencils.directions import X, Y
 from tests.fv3core.fv3_stencil_reference import (
     RankCase,
@@ -35,6 +30,11 @@ from tests.fv3core.fv3_stencil_reference import (
     run,
     shared_factory,
     tc2_cgrid_state,
+)
+from tests.fv3core.transliteration import corners
+from tests.fv3core.transliteration.sw_core import (
+    _del2_divergence_damping,
+    _high_order_divergence_damping,
 )
 
 DT = 600.0
@@ -70,7 +70,7 @@ def _reference(case: RankCase, state: dict, nord: int, dddmp: float, d2_bg: floa
 def _ours(case: RankCase, state: dict, nord: int, dddmp: float, d2_bg: float
           ) -> tuple[dict, int]:  # fmt: skip
     s = {k: case.storage(state[k]) for k in (*NAMES, "ke", "wk")}
-    damping = FV3DivergenceDamping(case.factory, case.grid, case.spec, nord, dddmp, d2_bg, D4_BG,
+    damping = DivergenceDamping(case.factory, case.grid, case.spec, nord, dddmp, d2_bg, D4_BG,
                                    DT)  # fmt: skip
     launches = damping.bind(*(s[k] for k in NAMES), s["ke"], s["wk"])
     run(launches)
@@ -139,4 +139,4 @@ def test_corner_fills_equal_fv3s(resolution: int, layout: int) -> None:
 def test_refuses_an_unknown_nord() -> None:
     case, _ = _case(rank_specs(12, 1)[0])
     with pytest.raises(FV3ConfigError, match="nord=4"):
-        FV3DivergenceDamping(case.factory, case.grid, case.spec, 4, 0.0, 0.0, D4_BG, DT)
+        DivergenceDamping(case.factory, case.grid, case.spec, 4, 0.0, 0.0, D4_BG, DT)

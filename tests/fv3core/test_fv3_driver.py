@@ -1,4 +1,4 @@
-"""``stratoflow fv3 run --namelist`` with FV3's scheme (``dynamics="fv3"``) against GFDL's
+"""``stratoflow fv3 run --namelist`` with FV3's scheme against GFDL's
 Fortran FV3.
 
 Reference: the Fortran model's output and printed SWNORMS/SWINV norms of TC2 at C24 after 6 h
@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from fv3core.config import FV3Config
-from fv3core.driver import RunResult, log_printout, printout_steps, run
 from fv3core.errors import FV3ConfigError
+from fv3core.experiments.driver import RunResult, log_printout, printout_steps, run
 from fv3core.validation.extract import ReferenceExtract, load_extract
 
 DATA = Path(__file__).parent / "data"
@@ -109,7 +109,7 @@ def test_print_freq_gives_fv3s_printouts(six_hours: RunResult, caplog) -> None:
     last = six_hours.printouts[-1][1]
     for key in ("l1", "l2", "linf", "wind_l2", "energy_relative_change", "h_min"):
         assert last[key] == six_hours.diagnostics[key], key
-    with caplog.at_level(logging.INFO, logger="fv3core.driver"):
+    with caplog.at_level(logging.INFO, logger="fv3core.experiments.driver"):
         log_printout("williamson2", 10800.0, six_hours.printouts[1][1])
     (record,) = caplog.records
     assert record.getMessage().startswith("williamson2 day=0.125000 h l1=")

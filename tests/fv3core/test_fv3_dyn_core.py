@@ -1,5 +1,5 @@
-"""FV3's hydrostatic 3-D ``dyn_core`` in GTScript (fv3core.fv3_dyn_core.FV3HydrostaticDynCore)
-against the NumPy transliteration of FV3's loops (fv3core.transliteration.dyn_core_hydrostatic
+"""FV3's hydrostatic 3-D ``dyn_core`` in GTScript (fv3core.dycore.dyn_core.HydrostaticDynCore)
+against the NumPy transliteration of FV3's loops (tests.fv3core.transliteration.dyn_core_hydrostatic
 .HydrostaticCore: c_sw, geopk, p_grad_c, d_sw per layer with the sponge's damping, one_grad_p,
 FV3's halo updates), fed the same state, bit for bit on every prognostic field and on FV3's
 pe, peln, pk, pkz and flux capacitor over the points FV3 computes.
@@ -17,15 +17,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fv3core.decomposition import decompose
-from fv3core.dyn_core_options import DynCoreOptions, LayerDamping, layer_damping
-from fv3core.fv3_dyn_core import FV3HydrostaticDynCore
-from fv3core.grid.fv3_metric import FV3Cube
-from fv3core.testcases.fv3_initial import init_case
-from fv3core.transliteration.dyn_core_hydrostatic import HydrostaticCore, HydrostaticTileFields
-from fv3core.transliteration.setup import grid_from_metric
+from fv3core.dycore.dyn_core import HydrostaticDynCore
+from fv3core.dycore.options import DynCoreOptions, LayerDamping, layer_damping
+from fv3core.grid.decomposition import decompose
+from fv3core.grid.metric_terms import CubedSphere
+from fv3core.testcases.shallow_water import init_case
 from fv3core.vertical.eta import set_eta
 from stencils.factory import StencilFactory
+from tests.fv3core.transliteration.dyn_core_hydrostatic import (
+    HydrostaticCore,
+    HydrostaticTileFields,
+)
+from tests.fv3core.transliteration.setup import grid_from_metric
 
 RADIUS, OMEGA = 6.3712e6, 7.2921e-5
 RDGAS, CP_AIR = 287.05, 1004.6
@@ -45,7 +48,7 @@ def _levels(npz: int) -> tuple[np.ndarray, np.ndarray, float]:
     return ak, bk, float(ak[0])
 
 
-def _states(cube: FV3Cube, ranks) -> dict[int, dict[str, np.ndarray]]:
+def _states(cube: CubedSphere, ranks) -> dict[int, dict[str, np.ndarray]]:
     ak, bk, ptop = _levels(NPZ)
     tc2 = init_case(cube, 2)
     out = {}
@@ -97,14 +100,14 @@ def test_dyn_core_equals_transliteration(beta: float) -> None:
     from dataclasses import replace
 
     options = replace(OPTIONS, beta=beta)
-    cube = FV3Cube.build(RESOLUTION, radius=RADIUS, omega=OMEGA)
-    decomposition = decompose(RESOLUTION, 1, radius=RADIUS)
+    cube = CubedSphere.build(RESOLUTION, radius=RADIUS, omega=OMEGA)
+    decomposition = decompose(RESOLUTION, 1)
     ranks = decomposition.ranks
     states = _states(cube, ranks)
     metrics = {r.rank: cube.metric_terms(r.spec) for r in ranks}
     ak, bk, ptop = _levels(NPZ)
     thermo = {"akap": AKAP, "cp_air": CP_AIR, "ptop": ptop}
-    ours = FV3HydrostaticDynCore(StencilFactory("numpy"), metrics, states, options, MDT,
+    ours = HydrostaticDynCore(StencilFactory("numpy"), metrics, states, options, MDT,
                                  decomposition.communicator, **thermo)  # fmt: skip
     grids = {r: grid_from_metric(m) for r, m in metrics.items()}
     fields = {}
@@ -114,7 +117,7 @@ def test_dyn_core_equals_transliteration(beta: float) -> None:
             getattr(f, name).data[...] = states[r][name]
         f.phis.data[...] = states[r]["phis"]
     reference = HydrostaticCore(grids, fields, options, MDT, communicator=decompose(
-        RESOLUTION, 1, radius=RADIUS).communicator, **thermo)  # fmt: skip
+        RESOLUTION, 1).communicator, **thermo)  # fmt: skip
     for init_step in (True, False):
         ours.step(init_step)
         reference.step(init_step)

@@ -1,6 +1,6 @@
-"""FV3's shallow-water dynamics in GTScript (:mod:`fv3core.fv3_dynamics`, run by the driver
-with ``dynamics="fv3"``) against the NumPy transliteration of FV3's Fortran
-(:mod:`fv3core.transliteration`, which equals GFDL's Fortran FV3 to round-off on TC2:
+"""FV3's shallow-water dynamics in GTScript (:mod:`fv3core.dycore.shallow_water`, run by the driver
+with FV3's scheme) against the NumPy transliteration of FV3's Fortran
+(:mod:`tests.fv3core.transliteration`, which equals GFDL's Fortran FV3 to round-off on TC2:
 tests/fv3core/test_fv3_transliteration.py) on the cases the Fortran reference does not cover:
 Williamson TC5, TC6 and Galewsky's jet, each with the TC2 reference run's namelist with only
 ``test_case`` and the run length changed."""
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from fv3core.config import FV3Config
-from fv3core.driver import run
+from fv3core.experiments.driver import run
 from tests.fv3core.transliterated_run import assert_run_equals_transliteration
 
 NAMELIST = Path(__file__).parent / "data" / "tc2_C24_d1_input.nml"

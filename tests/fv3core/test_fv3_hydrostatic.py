@@ -1,8 +1,8 @@
 """FV3's hydrostatic 3-D core, one large time step of ``fv_dynamics`` in GTScript
-(fv3core.fv3_hydrostatic.FV3HydrostaticDynamics: dyn_core, tracer_2d (FV3's default z_tracer =
+(fv3core.dycore.fv_dynamics.DynamicalCore: dyn_core, tracer_2d (FV3's default z_tracer =
 .false.), Lagrangian_to_Eulerian,
 k_split = 2) against the composition of the NumPy transliterations of FV3's routines
-(fv3core.transliteration.fv_dynamics.HydrostaticDynamics), bit for bit; and the conservation
+(tests.fv3core.transliteration.fv_dynamics.HydrostaticDynamics), bit for bit; and the conservation
 FV3's scheme guarantees, against exact sums: dry mass to round-off, tracer mass to round-off,
 a constant tracer stays constant.
 
@@ -16,13 +16,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fv3core.decomposition import decompose
+from fv3core.dycore.fv_dynamics import DynamicalCore, HydrostaticOptions
 from fv3core.errors import FV3ConfigError
-from fv3core.fv3_hydrostatic import FV3HydrostaticDynamics, HydrostaticOptions
-from fv3core.grid.fv3_metric import FV3Cube
-from fv3core.transliteration.dyn_core_hydrostatic import HydrostaticTileFields
-from fv3core.transliteration.fv_dynamics import HydrostaticDynamics
-from fv3core.transliteration.setup import grid_from_metric
+from fv3core.grid.decomposition import decompose
+from fv3core.grid.metric_terms import CubedSphere
 from stencils.factory import StencilFactory
 from tests.fv3core.test_fv3_dyn_core import (
     AKAP,
@@ -35,6 +32,9 @@ from tests.fv3core.test_fv3_dyn_core import (
     _levels,
     _states,
 )
+from tests.fv3core.transliteration.dyn_core_hydrostatic import HydrostaticTileFields
+from tests.fv3core.transliteration.fv_dynamics import HydrostaticDynamics
+from tests.fv3core.transliteration.setup import grid_from_metric
 
 DT_ATMOS = 1800.0
 H, N = 3, RESOLUTION
@@ -63,12 +63,12 @@ def _model_states(cube, ranks):
 def runs():
     """One large step of both, from the same state."""
     options = HydrostaticOptions(OPTIONS, k_split=2, hord_tr=8, kord_mt=8, kord_tm=-8, kord_tr=8)
-    cube = FV3Cube.build(RESOLUTION, radius=RADIUS, omega=OMEGA)
-    ranks = decompose(RESOLUTION, 1, radius=RADIUS).ranks
+    cube = CubedSphere.build(RESOLUTION, radius=RADIUS, omega=OMEGA)
+    ranks = decompose(RESOLUTION, 1).ranks
     states, tracers, (ak, bk) = _model_states(cube, ranks)
     metrics = {r.rank: cube.metric_terms(r.spec) for r in ranks}
-    ours = FV3HydrostaticDynamics(StencilFactory("numpy"), metrics, states, tracers, options,
-                                  DT_ATMOS, decompose(RESOLUTION, 1, radius=RADIUS).communicator,
+    ours = DynamicalCore(StencilFactory("numpy"), metrics, states, tracers, options,
+                                  DT_ATMOS, decompose(RESOLUTION, 1).communicator,
                                   ak=ak, bk=bk, akap=AKAP, cp_air=CP_AIR)  # fmt: skip
     grids = {r: grid_from_metric(m) for r, m in metrics.items()}
     fields, ref_tracers, ref_ps = {}, {}, {}
@@ -81,7 +81,7 @@ def runs():
         ref_ps[r] = np.array(states[r]["ps"])
     reference = HydrostaticDynamics(grids, fields, ref_tracers, ref_ps, options, DT_ATMOS, ak=ak,
                                     bk=bk, akap=AKAP, cp_air=CP_AIR,
-                                    communicator=decompose(RESOLUTION, 1, radius=RADIUS).communicator)  # fmt: skip
+                                    communicator=decompose(RESOLUTION, 1).communicator)  # fmt: skip
     before = {r: {k: np.array(v) for k, v in ours.ranks[r].arrays().items()} for r in ours.ranks}
     ours.step()
     reference.step()
@@ -132,6 +132,6 @@ def test_conservation(runs) -> None:
 def test_refuses_too_few_layers() -> None:
     """FV3 remaps only with npz > 4: fewer layers are refused by name."""
     with pytest.raises(FV3ConfigError, match="npz=3"):
-        FV3HydrostaticDynamics(StencilFactory("numpy"), {}, {}, {}, HydrostaticOptions(OPTIONS),
+        DynamicalCore(StencilFactory("numpy"), {}, {}, {}, HydrostaticOptions(OPTIONS),
                                1800.0, None, ak=np.zeros(4), bk=np.zeros(4), akap=AKAP,
                                cp_air=CP_AIR)  # fmt: skip

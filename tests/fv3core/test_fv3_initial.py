@@ -1,4 +1,4 @@
-"""FV3's shallow-water initial conditions (fv3core.testcases.fv3_initial) and cubed_to_latlon
+"""FV3's shallow-water initial conditions (fv3core.testcases.shallow_water) and cubed_to_latlon
 (fv3core.grid.cubed_to_latlon) against GFDL's Fortran FV3.
 
 References: ``atmos_static.tile*.nc`` (ps_ic, ua_ic, va_ic, zsurf) and the ``fv_restart``
@@ -18,13 +18,13 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from fv3core.decomposition import decompose
 from fv3core.errors import FV3ConfigError
 from fv3core.grid.cubed_to_latlon import c2l_ord2, c2l_ord4, cubed_to_latlon
-from fv3core.grid.fv3_metric import FV3Cube
-from fv3core.grid.metric import SubdomainSpec
+from fv3core.grid.decomposition import decompose
+from fv3core.grid.metric_terms import CubedSphere
 from fv3core.grid.spherical import lonlat_to_xyz, normalize
-from fv3core.testcases.fv3_initial import init_case
+from fv3core.grid.subdomain import SubdomainSpec
+from fv3core.testcases.shallow_water import init_case
 from fv3core.testcases.williamson import IsolatedMountain, RossbyHaurwitz, SteadyGeostrophic
 from mapping.cluster.specs import VectorHalo
 
@@ -38,9 +38,9 @@ needs_reference = pytest.mark.skipif(
 
 
 @pytest.fixture(scope="module")
-def cubes() -> dict[tuple[int, float], FV3Cube]:
+def cubes() -> dict[tuple[int, float], CubedSphere]:
     return {
-        (n, alpha): FV3Cube.build(n, radius=RADIUS, omega=OMEGA, alpha=alpha)
+        (n, alpha): CubedSphere.build(n, radius=RADIUS, omega=OMEGA, alpha=alpha)
         for n, alpha in ((12, 0.0), (24, 0.0), (48, 0.0), (12, 0.7), (24, 0.7))
     }
 
@@ -99,7 +99,7 @@ def test_williamson_cases_equal_the_analytic_fields(cubes, test_case: int, alpha
         cube = (
             cubes[(n, alpha)]
             if (n, alpha) in cubes
-            else FV3Cube.build(n, radius=RADIUS, omega=OMEGA, alpha=alpha)
+            else CubedSphere.build(n, radius=RADIUS, omega=OMEGA, alpha=alpha)
         )  # noqa: E501
         cs = slice(H, H + n)
         lon, lat = cube.fields["agrid"][:, cs, cs, 0], cube.fields["agrid"][:, cs, cs, 1]

@@ -1,4 +1,4 @@
-"""FV3's own grid and metric terms (fv3core.grid.fv3_metric) against GFDL's Fortran FV3.
+"""FV3's own grid and metric terms (fv3core.grid.metric_terms) against GFDL's Fortran FV3.
 
 References: the Fortran model's ``grid_spec.tile*.nc`` and ``stdout.txt`` of the TC2 runs in
 ``../shared/fv3-reference`` (GFDL_atmos_cubed_sphere 73e2869, GFS constants); FMS halo updates and
@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from fv3core.decomposition import decompose
 from fv3core.errors import FV3ConfigError
-from fv3core.grid import SubdomainSpec
-from fv3core.grid.fv3_metric import BIG_NUMBER, TINY_NUMBER, FV3Cube, FV3MetricTerms
+from fv3core.grid.decomposition import decompose
+from fv3core.grid.metric_terms import BIG_NUMBER, TINY_NUMBER, CubedSphere, MetricTerms
+from fv3core.grid.subdomain import SubdomainSpec
 from mapping.cluster.specs import ScalarHalo, VectorHalo
 
 REFERENCE = Path(__file__).resolve().parents[2].parent / "shared" / "fv3-reference"
@@ -33,8 +33,8 @@ needs_reference = pytest.mark.skipif(
 
 
 @pytest.fixture(scope="module")
-def cubes() -> dict[int, FV3Cube]:
-    return {n: FV3Cube.build(n, radius=RADIUS, omega=OMEGA) for n in (12, 24, 48)}
+def cubes() -> dict[int, CubedSphere]:
+    return {n: CubedSphere.build(n, radius=RADIUS, omega=OMEGA) for n in (12, 24, 48)}
 
 
 def _grid_spec(run: str, tile: int) -> xr.Dataset:
@@ -81,7 +81,7 @@ def test_global_area_statistics_equal_fv3_stdout(cubes) -> None:
     assert agrees(c.da_max, "MAX    AREA (m*m):") and agrees(c.da_min, "MIN AREA (m*m):")
     assert agrees(c.da_max / c.da_min, "da_max/da_min=")
     assert agrees(c.da_max_c, "da_max_c =") and agrees(c.da_min_c, "da_min_c =")
-    from fv3core.grid.fv3_metric import gnomonic_ed, great_circle_dist
+    from fv3core.grid.metric_terms import gnomonic_ed, great_circle_dist
 
     lam, th = gnomonic_ed(24)
     d = great_circle_dist((lam[0, 0], th[0, 0]), (lam[1, 0], th[1, 0]), RADIUS)
@@ -193,7 +193,7 @@ def test_fv3_markers_and_unset_points(cubes) -> None:
     assert np.all(m.edge_vect_s[H - 1 : H + n + 1] < 1) and np.all(
         m.edge_vect_s[: H - 1] == BIG_NUMBER
     )
-    for name in FV3MetricTerms.field_names():
+    for name in MetricTerms.field_names():
         assert not np.isnan(m.interior(name)).any(), name
 
 
@@ -246,7 +246,7 @@ COPIED = [
 def test_copied_halos_equal_mapping_cluster_exchange(cubes, layout: int) -> None:
     """Reference: mapping.cluster's halo exchange (independent code: FMS-style updates with tile
     rotations, FV3's fill_corners for scalars and vectors) of each rank's compute-domain values,
-    on 6 and 24 in-process ranks (fv3core.decomposition.decompose).  Every halo point FV3 fills by
+    on 6 and 24 in-process ranks (fv3core.grid.decomposition.decompose).  Every halo point FV3 fills by
     mpp_update_domains (and fill_corners) equals it bit for bit: grid, agrid (lon filled from x,
     lat from y), area, area_c, f0, the scalar pairs dx/dy, dxc/dyc, divg, del6 (compared in
     absolute value: the exchange treats them as vectors), and dxa/dya, which FV3 computes in the
@@ -337,10 +337,10 @@ def test_corner_flags_and_errors(cubes) -> None:
                                  s.on_east and s.on_north, s.on_west and s.on_north)  # fmt: skip
                 assert sum(flags) == 1
     with pytest.raises(FV3ConfigError, match="C13"):
-        FV3Cube.build(13, radius=RADIUS, omega=OMEGA)
+        CubedSphere.build(13, radius=RADIUS, omega=OMEGA)
     with pytest.raises(FV3ConfigError, match="does not fit"):
         cubes[12].metric_terms(SubdomainSpec(24, 0, 0, 24, 0, 24))
-    m = FV3MetricTerms.build(SubdomainSpec(12, 2, 0, 12, 0, 12), radius=RADIUS, omega=OMEGA)
+    m = MetricTerms.build(SubdomainSpec(12, 2, 0, 12, 0, 12), radius=RADIUS, omega=OMEGA)
     np.testing.assert_array_equal(
         m.dxc, cubes[12].metric_terms(SubdomainSpec(12, 2, 0, 12, 0, 12)).dxc
     )

@@ -1,5 +1,5 @@
-"""fv3core.stencils.fv3_pressure_gradient (FV3 ``geopk``, ``p_grad_c``, ``one_grad_p``, shallow
-water) against the transliteration's functions (:mod:`fv3core.transliteration.dyn_core`) on the
+"""fv3core.stencils.p_grad (FV3 ``geopk``, ``p_grad_c``, ``one_grad_p``, shallow
+water) against the transliteration's functions (:mod:`tests.fv3core.transliteration.dyn_core`) on the
 same inputs: FV3's TC2 state of each rank through the transliteration's ``c_sw``, perturbed on
 every point, a random positive ``phis``; C12 and C24 on all 6 tiles, C24 on 2x2 ranks per tile
 and on 3x3 (ranks touching 2, 1, 0 tile edges).  ``pk``, ``gz`` (both interfaces), ``uc``, ``vc``,
@@ -20,13 +20,11 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
-from fv3core.stencils.fv3_pressure_gradient import (
+from fv3core.stencils.geopk import Geopotential
+from fv3core.stencils.p_grad import (
     CGridPressureGradient,
     DGridPressureGradient,
-    FV3Geopotential,
 )
-from fv3core.transliteration.dyn_core import geopk, geopk_hydrostatic, one_grad_p, p_grad_c
-from fv3core.transliteration.farray import R
 from stencils.storage import from_numpy, to_numpy
 from tests.fv3core.fv3_stencil_reference import (
     CASE_IDS,
@@ -39,6 +37,8 @@ from tests.fv3core.fv3_stencil_reference import (
     shared_factory,
     tc2_cgrid_state,
 )
+from tests.fv3core.transliteration.dyn_core import geopk, geopk_hydrostatic, one_grad_p, p_grad_c
+from tests.fv3core.transliteration.farray import R
 from tests.numpy_simd import numpy_has_avx512f
 
 DT = 600.0
@@ -66,7 +66,7 @@ def _reference_geopk(case: RankCase, state: dict, cgrid: bool) -> tuple[list, li
 def _ours_geopk(case: RankCase, state: dict, cgrid: bool) -> tuple[object, object]:
     pk = case.storage(np.zeros(case.shape("cell") + (2,)))
     gz = case.storage(np.zeros(case.shape("cell") + (2,)))
-    launches = FV3Geopotential(case.factory, cgrid=cgrid).bind(
+    launches = Geopotential(case.factory, cgrid=cgrid).bind(
         case.storage(state["delp"]), case.storage(np.ones(case.shape("cell"))),
         from_numpy(state["phis"], case.backend), pk, gz)  # fmt: skip
     assert len(launches) == 1
@@ -135,7 +135,7 @@ def test_geopotential_on_several_layers() -> None:
     phis = 1.0e3 * rng.random(shape)
     akap, ptop = 0.2857, 100.0
     pk, gz = case.storage(np.zeros(shape + (4,))), case.storage(np.zeros(shape + (4,)))
-    run(FV3Geopotential(case.factory, cgrid=False, akap=akap, ptop=ptop).bind(
+    run(Geopotential(case.factory, cgrid=False, akap=akap, ptop=ptop).bind(
         case.storage(delp), case.storage(pt), from_numpy(phis, "numpy"), pk, gz))  # fmt: skip
     s = np.s_[1:-1, 1:-1]
     p1d = np.full(shape, ptop)
@@ -202,7 +202,7 @@ def test_geopotential_compiled_backend() -> None:
 
 def test_hydrostatic_geopotential_with_pressure_bitwise() -> None:
     """The 3-D core's geopk (``cp_air``, ``ptop`` > 0, kappa 2/7, 5 layers) with FV3's ``pe``,
-    ``peln`` and ``pkz``, against the transliteration (fv3core.transliteration.dyn_core
+    ``peln`` and ``pkz``, against the transliteration (tests.fv3core.transliteration.dyn_core
     .geopk_hydrostatic, FV3's loops level by level): pk and gz on the D-grid range, pe on
     is-1..ie+1, peln and pkz on the compute cells, bitwise on numpy; and pkz against its
     definition ``(pk(k+1) - pk(k)) / (kappa dlog p)`` evaluated independently to 1e-13 (differences of logs of
@@ -219,7 +219,7 @@ def test_hydrostatic_geopotential_with_pressure_bitwise() -> None:
     inter = [np.zeros(shape + (nz + 1,)) for _ in range(4)]
     pk, gz, pe, peln = (case.storage(a) for a in inter)
     pkz = case.storage(np.zeros(shape + (nz,)))
-    launches = FV3Geopotential(case.factory, cgrid=False, akap=akap, ptop=ptop, cp=cp).bind(
+    launches = Geopotential(case.factory, cgrid=False, akap=akap, ptop=ptop, cp=cp).bind(
         case.storage(delp), case.storage(pt), from_numpy(phis, "numpy"), pk, gz, (pe, peln, pkz))
     assert len(launches) == 3
     run(launches)

@@ -1,8 +1,8 @@
 """FV3's ``test_case = 1`` (Williamson TC1, cosine-bell advection by solid-body rotation) with
-FV3's scheme (``dynamics="fv3"``): FV3's initial condition (fv3core.testcases.fv3_initial) against
+FV3's scheme: FV3's initial condition (fv3core.testcases.shallow_water) against
 the analytic bell and wind of Williamson et al. (1992) (fv3core.testcases.williamson, independent
-code), the GTScript advection (fv3core.stencils.fv3_delp_advection) against the NumPy
-transliteration of FV3's ``d_sw``/``dyn_core`` case-1 path (fv3core.transliteration.sw_advection),
+code), the GTScript advection (fv3core.stencils.d_sw_advection) against the NumPy
+transliteration of FV3's ``d_sw``/``dyn_core`` case-1 path (tests.fv3core.transliteration.sw_advection),
 and the runs against the exact solution, the initial bell rotated rigidly.
 
 Namelist: ``data/tc1_C12_input.nml``, the TC2 reference run's own namelist with ``test_case = 1``,
@@ -19,22 +19,22 @@ import numpy as np
 import pytest
 
 from fv3core.config import FV3Config
-from fv3core.driver import RunResult, run
-from fv3core.grid.fv3_metric import (
+from fv3core.experiments.driver import RunResult, run
+from fv3core.grid.metric_terms import (
+    CubedSphere,
     FortranIndex,
-    FV3Cube,
     get_latlon_vector,
     get_unit_vect2,
     latlon2xyz,
     mid_pt_sphere,
     vect_cross,
 )
-from fv3core.testcases.fv3_initial import cosine_bell, init_case
+from fv3core.testcases.shallow_water import cosine_bell, init_case
 from fv3core.testcases.williamson import CosineBell, SolidBodyFlow
-from fv3core.transliteration.dyn_core import SWNamelist
-from fv3core.transliteration.farray import R
-from fv3core.transliteration.setup import TransliteratedRun
-from fv3core.transliteration.sw_advection import d_sw_advection
+from tests.fv3core.transliteration.dyn_core import SWNamelist
+from tests.fv3core.transliteration.farray import R
+from tests.fv3core.transliteration.setup import TransliteratedRun
+from tests.fv3core.transliteration.sw_advection import d_sw_advection
 
 NAMELIST = Path(__file__).parent / "data" / "tc1_C12_input.nml"
 RADIUS, OMEGA, GRAV = 6.3712e6, 7.2921e-5, 9.80665  # the GFS constants of FV3's reference runs
@@ -46,8 +46,8 @@ ALPHAS = (0.0, math.pi / 2 - 0.05)
 
 
 @pytest.fixture(scope="module")
-def cubes() -> dict[tuple[int, float], FV3Cube]:
-    return {(n, a): FV3Cube.build(n, radius=RADIUS, omega=OMEGA, alpha=a)
+def cubes() -> dict[tuple[int, float], CubedSphere]:
+    return {(n, a): CubedSphere.build(n, radius=RADIUS, omega=OMEGA, alpha=a)
             for n in (12, 24) for a in ALPHAS}  # fmt: skip
 
 
@@ -58,7 +58,7 @@ def _namelist(tmp_path: Path, alpha: float) -> Path:
     return path
 
 
-def _face_geometry(cube: FV3Cube) -> dict[str, tuple]:
+def _face_geometry(cube: CubedSphere) -> dict[str, tuple]:
     """Midpoints, along-edge and normal unit vectors of every x-face (edge (i,j)-(i,j+1), normal
     toward +i) and y-face (edge (i,j)-(i+1,j), normal toward +j) of the data domain."""
     lon, lat = cube.fields["grid"][..., 0], cube.fields["grid"][..., 1]
@@ -190,7 +190,7 @@ def test_namelist_run_equals_the_transliteration(namelist_run) -> None:
     never change (wind norms 0); mass changes by round-off only (< 1e-15 relative)."""
     alpha, result = namelist_run
     cfg = result.config
-    assert (cfg.case, cfg.dynamics, result.steps, result.dt) == ("williamson1", "fv3", 6, 3600.0)
+    assert (cfg.case, result.steps, result.dt) == ("williamson1", 6, 3600.0)
     ref = TransliteratedRun(12, 1, SWNamelist(n_split=cfg.n_split, dt_atmos=cfg.dt), alpha=alpha,
                             radius=RADIUS, omega=OMEGA, grav=GRAV)  # fmt: skip
     for _ in range(result.steps):
@@ -217,7 +217,7 @@ def test_namelist_run_printouts_are_errors_against_the_rotated_bell(namelist_run
     assert last["l1"] < 0.15 and last["l2"] < 0.12 and last["linf"] < 0.13
     for key in ("l1", "l2", "linf", "mass_relative_change", "h_max"):
         assert result.diagnostics[key] == last[key]
-    cube = FV3Cube.build(12, radius=RADIUS, omega=OMEGA, alpha=alpha)
+    cube = CubedSphere.build(12, radius=RADIUS, omega=OMEGA, alpha=alpha)
     agrid = cube.fields["agrid"][:, H : H + 12, H : H + 12]
     exact = cosine_bell((agrid[..., 0], agrid[..., 1]), RADIUS, alpha, 6 * 3600.0) * (1.0 / GRAV)
     np.testing.assert_array_equal(result.fields["h_exact"], exact)
@@ -246,7 +246,7 @@ def test_vorticity_damping_of_delp_equals_the_transliteration() -> None:
 def test_layout_2_equals_layout_1() -> None:
     """24 ranks (layout 2, C24: the per-rank builds of the TC2 layout test) give bit for bit the
     transliteration's single-rank-per-tile depth after one large step (2 acoustic steps)."""
-    cfg = FV3Config(case="williamson1", dynamics="fv3", constants="ufs", resolution=24, layout=2,
+    cfg = FV3Config(case="williamson1", constants="ufs", resolution=24, layout=2,
                     days=1 / 24, dt=3600.0, n_split=2, alpha=ALPHAS[1])  # fmt: skip
     result = run(cfg, progress=False)
     ref = TransliteratedRun(24, 1, SWNamelist(n_split=2, dt_atmos=3600.0), alpha=ALPHAS[1],
@@ -257,20 +257,18 @@ def test_layout_2_equals_layout_1() -> None:
                                   ref.global_fields()["depth"])  # fmt: skip
 
 
-def test_williamson1_runs_fv3s_scheme_only_with_dynamics_fv3() -> None:
-    """williamson1 is fv3core's geometric transport experiment by default and FV3's test_case 1
-    with dynamics='fv3'; FV3's case-1 time-step limit is its largest Courant number per second,
-    |uc| / sina_u * rdxa (measured 4.9e-5 / s at C12, alpha = 0: dt 10200 s at Courant 0.5)."""
-    from fv3core.decomposition import decompose
-    from fv3core.driver import experiment_for
-    from fv3core.fv3_model import FV3ShallowWaterExperiment
-    from fv3core.transport_model import TransportExperiment
+def test_williamson1_is_fv3s_test_case_1() -> None:
+    """williamson1 runs FV3's test_case 1; its time-step limit is the largest Courant number per
+    second of d_sw's advection, |uc| / sina_u * rdxa (measured 4.9e-5 / s at C12, alpha = 0: dt
+    10200 s at Courant 0.5), between u0 / max(dxa) and 2 u0 / min(dxa) (analytic bounds)."""
+    from fv3core.experiments.driver import experiment_for
+    from fv3core.experiments.shallow_water import ShallowWaterExperiment
+    from fv3core.grid.decomposition import decompose
 
-    assert isinstance(experiment_for(FV3Config(case="williamson1")), TransportExperiment)
-    cfg = FV3Config(case="williamson1", dynamics="fv3", constants="ufs", resolution=12)
+    cfg = FV3Config(case="williamson1", constants="ufs", resolution=12)
     fv3 = experiment_for(cfg)
-    assert isinstance(fv3, FV3ShallowWaterExperiment)
-    rate = max(fv3.cfl_rate(r) for r in decompose(12, 1, radius=RADIUS).ranks)
+    assert isinstance(fv3, ShallowWaterExperiment)
+    rate = max(fv3.cfl_rate(r) for r in decompose(12, 1).ranks)
     u0 = 2.0 * math.pi * RADIUS / (12 * DAY)
     dxa = fv3.initial.cube.fields["dxa"][:, H : H + 12, H : H + 12]
     assert u0 / dxa.max() < rate < 2.0 * u0 / dxa.min()
@@ -328,16 +326,14 @@ TWELVE_DAYS = {(24, 0.0): (0.2137, 0.1819, 0.2319), (24, ALPHAS[1]): (0.2135, 0.
 def test_full_revolution_errors_and_convergence(alpha: float) -> None:
     """One revolution (12 days) at C24 and C48 (numpy, ~6 min per C48 run): the bell's
     l1/l2/linf errors against the exact solution are the measured ones of :data:`TWELVE_DAYS`
-    to 1%, the same size as fv3core's geometric-grid transport with the same fvtp2d (W92 TC1 in
-    docs/fv3core/williamson.md: 0.217/0.185/0.234 at C24, 0.0375/0.0405/0.0688 at C48, alpha 0),
-    and converge at second order in l1 and l2 (order > 1.9; measured 2.55/2.20 at alpha 0,
+    to 1%, and converge at second order in l1 and l2 (order > 1.9; measured 2.55/2.20 at alpha 0,
     2.44/2.14 polar), at least first in linf (> 1.2; measured 1.77, 1.62), as Lin-Rood PPM on the cubed sphere is published
     to (second order for non-divergent winds: Santos, Mouallem, Peixoto & Harris 2025; Putman &
     Lin 2007, J. Comput. Phys. 227, for the scheme on the gnomonic grid)."""
     errors = {}
     for n in (24, 48):
-        cfg = FV3Config(case="williamson1", dynamics="fv3", constants="ufs", resolution=n,
-                        days=12.0, alpha=alpha)  # fmt: skip
+        cfg = FV3Config(case="williamson1", constants="ufs", resolution=n, days=12.0,
+                        alpha=alpha, dt=0.0, n_split=1)  # fmt: skip
         d = run(cfg, progress=False).diagnostics
         errors[n] = (d["l1"], d["l2"], d["linf"])
         np.testing.assert_allclose(errors[n], TWELVE_DAYS[(n, alpha)], rtol=1e-2)

@@ -3,8 +3,8 @@ and ``tracer_2d_1L`` (``fv_tracer2d.F90``).
 
 References, per test (each docstring names its own):
 
-* the NumPy transliteration (``fv3core.transliteration.tp_core.fv_tp_2d`` with ``mfx``/``mfy``,
-  ``fv3core.transliteration.tracer_2d.tracer_2d_1L``), bit for bit, for the GTScript classes;
+* the NumPy transliteration (``tests.fv3core.transliteration.tp_core.fv_tp_2d`` with ``mfx``/``mfy``,
+  ``tests.fv3core.transliteration.tracer_2d.tracer_2d_1L``), bit for bit, for the GTScript classes;
 * properties with an analytic expectation.
 """
 
@@ -18,25 +18,25 @@ import numpy as np
 import pytest
 
 from fv3core.errors import FV3ConfigError
-from fv3core.grid.fv3_storages import FV3GridStorages
-from fv3core.stencils.fv3_tracer_2d import (
-    FV3MultiRankTracerTransport,
-    FV3TracerTransport,
+from fv3core.grid.storages import GridStorages
+from fv3core.stencils.fv_tp_2d import FiniteVolumeTransport
+from fv3core.stencils.tracer_2d import (
+    MultiRankTracerAdvection,
+    TracerAdvection,
     TracerFields,
     courant_cutoff,
 )
-from fv3core.stencils.transport import FiniteVolumeTransport
-from fv3core.transliteration.dyn_core import SWNamelist
-from fv3core.transliteration.farray import FArray, R
-from fv3core.transliteration.setup import TransliteratedRun
-from fv3core.transliteration.sw_advection import d_sw_advection
-from fv3core.transliteration.tp_core import fv_tp_2d
-from fv3core.transliteration.tracer_2d import Tracer2D, Tracer2D1L
 from mapping.cluster import ScalarHalo, VectorHalo
 from stencils.dims import GridIndexing
 from stencils.factory import StencilFactory
 from stencils.storage import from_numpy
 from tests.fv3core.test_fv3_tp_core import TransportCase, transport_cases
+from tests.fv3core.transliteration.dyn_core import SWNamelist
+from tests.fv3core.transliteration.farray import FArray, R
+from tests.fv3core.transliteration.setup import TransliteratedRun
+from tests.fv3core.transliteration.sw_advection import d_sw_advection
+from tests.fv3core.transliteration.tp_core import fv_tp_2d
+from tests.fv3core.transliteration.tracer_2d import Tracer2D, Tracer2D1L
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +69,7 @@ def test_mass_flux_transport_equals_fv_tp_2d(factory, c12, hord: int) -> None:
     for case in c12:
         g, spec = case.g, case.metric.spec
         h, nx, ny = spec.n_halo, spec.nx, spec.ny
-        grid = FV3GridStorages(case.metric, factory.backend)
+        grid = GridStorages(case.metric, factory.backend)
         transport = FiniteVolumeTransport(factory.on_grid(GridIndexing(nx, ny, 1, h)), grid, spec,
                                           hord)  # fmt: skip
         xs, ys = (nx + 2 * h + 1, ny + 2 * h), (nx + 2 * h, ny + 2 * h + 1)
@@ -248,10 +248,10 @@ def _outcome(fields: dict[int, TracerFields], nsplt: Sequence[int]) -> Outcome:
 
 def run_gtscript(cap: FluxCapacitor, q: dict[int, list[np.ndarray]], hord: int,
                  backend: str = "numpy") -> Outcome:  # fmt: skip
-    """``FV3MultiRankTracerTransport`` on copies of the capacitor's inputs."""
-    grids = {r: FV3GridStorages(cap.metrics[r], backend) for r in cap.ranks}
+    """``MultiRankTracerAdvection`` on copies of the capacitor's inputs."""
+    grids = {r: GridStorages(cap.metrics[r], backend) for r in cap.ranks}
     fields = {r: _storages(cap, q, r, backend) for r in cap.ranks}
-    transport = FV3MultiRankTracerTransport(StencilFactory(backend), grids, fields,
+    transport = MultiRankTracerAdvection(StencilFactory(backend), grids, fields,
                                             cap.communicator, hord)  # fmt: skip
     return _outcome(fields, transport())
 
@@ -297,7 +297,7 @@ def test_capacitor_subcycles(capacitor, reference_8) -> None:
 @pytest.mark.parametrize("hord", [8, pytest.param(10, marks=pytest.mark.slow)])
 def test_tracer_transport_equals_transliteration(capacitor, tracers, reference_8, gtscript_8,
                                                  hord: int) -> None:  # fmt: skip
-    """``FV3MultiRankTracerTransport`` (GTScript, numpy backend, 6 ranks at C12, 12 levels with
+    """``MultiRankTracerAdvection`` (GTScript, numpy backend, 6 ranks at C12, 12 levels with
     one to three subcycles, three tracers) equals the transliterated ``tracer_2d_1L`` (FV3's
     loops, level by level, its halo updates and ``mp_reduce_max``) bit for bit: the tracers,
     ``dp1`` and the scaled mass fluxes on the compute domain, and ``nsplt``."""
@@ -309,7 +309,7 @@ def test_tracer_transport_equals_transliteration(capacitor, tracers, reference_8
 
 
 def test_one_rank_phases_equal_transliteration(capacitor, tracers) -> None:
-    """One rank alone (tile 0, its halos as given): ``FV3TracerTransport``'s bound phases run by
+    """One rank alone (tile 0, its halos as given): ``TracerAdvection``'s bound phases run by
     hand (``prepare``, ``courant_max``, ``split``, ``first``, ``set_subcycle`` + ``subcycle``, no
     communication) equal the transliteration's one-rank ``tracer_2d_1L`` (``communicator=None``:
     this rank's ``cmax``, no halo updates) bit for bit, one to three subcycles per level."""
@@ -318,8 +318,8 @@ def test_one_rank_phases_equal_transliteration(capacitor, tracers) -> None:
     f = _storages(capacitor, tracers, r, backend)
     factory = StencilFactory(backend).on_grid(GridIndexing(spec.nx, spec.ny, capacitor.npz,
                                                            spec.n_halo))  # fmt: skip
-    grid = FV3GridStorages(capacitor.metrics[r], backend)
-    bound = FV3TracerTransport(factory, grid, spec, 8, len(f.q)).bind(f)
+    grid = GridStorages(capacitor.metrics[r], backend)
+    bound = TracerAdvection(factory, grid, spec, 8, len(f.q)).bind(f)
     for launch in bound.prepare:
         launch()
     nsplt = bound.split(bound.courant_max())
@@ -395,10 +395,10 @@ def test_hord8_makes_no_new_extrema(capacitor, tracers, gtscript_8) -> None:
 def test_refusals(capacitor) -> None:
     spec = capacitor.metrics[0].spec
     factory = StencilFactory("numpy").on_grid(GridIndexing(spec.nx, spec.ny, 1, spec.n_halo))
-    grid = FV3GridStorages(capacitor.metrics[0], "numpy")
+    grid = GridStorages(capacitor.metrics[0], "numpy")
     with pytest.raises(FV3ConfigError, match="hord_tr=7"):
-        FV3TracerTransport(factory, grid, spec, 7, 1)
-    transport = FV3TracerTransport(factory, grid, spec, 8, 2)
+        TracerAdvection(factory, grid, spec, 7, 1)
+    transport = TracerAdvection(factory, grid, spec, 8, 2)
     f = _storages(capacitor, {0: [capacitor.dp1[0][:, :, :1]]}, 0, "numpy")
     with pytest.raises(FV3ConfigError, match="nq=2 tracers was passed 1"):
         transport.bind(f)
@@ -407,7 +407,7 @@ def test_refusals(capacitor) -> None:
 @pytest.mark.slow
 def test_tracer_transport_gt_cpu_ifirst_equals_transliteration(capacitor, tracers,
                                                                reference_8) -> None:  # fmt: skip
-    """The compiled backend gt:cpu_ifirst: ``FV3MultiRankTracerTransport`` (hord 8) equals the
+    """The compiled backend gt:cpu_ifirst: ``MultiRankTracerAdvection`` (hord 8) equals the
     transliterated ``tracer_2d_1L`` bit for bit on the 6-rank C12 cube (about 10 C++ builds,
     minutes cold)."""
     assert_same(capacitor, run_gtscript(capacitor, tracers, 8, "gt:cpu_ifirst"), reference_8)
@@ -419,9 +419,9 @@ def test_tracer_2d_equals_transliteration(capacitor, tracers, reference_8) -> No
     (tracers, ``dp1``, scaled mass fluxes, ``ksplt``), and its tracers equal ``tracer_2d_1L``'s bit
     for bit (reference: the transliterated ``tracer_2d_1L``) while ``dp1`` differs where a level
     has fewer subcycles than the deepest."""
-    grids = {r: FV3GridStorages(capacitor.metrics[r], "numpy") for r in capacitor.ranks}
+    grids = {r: GridStorages(capacitor.metrics[r], "numpy") for r in capacitor.ranks}
     fields = {r: _storages(capacitor, tracers, r, "numpy") for r in capacitor.ranks}
-    transport = FV3MultiRankTracerTransport(StencilFactory("numpy"), grids, fields,
+    transport = MultiRankTracerAdvection(StencilFactory("numpy"), grids, fields,
                                             capacitor.communicator, 8, z_tracer=False)  # fmt: skip
     got = _outcome(fields, transport())
     ref = run_transliteration(capacitor, tracers, 8, tracer_2d=True)
@@ -432,5 +432,5 @@ def test_tracer_2d_equals_transliteration(capacitor, tracers, reference_8) -> No
                for r in capacitor.ranks]  # fmt: skip
     assert any(differs)
     with pytest.raises(FV3ConfigError, match="q_split=2"):
-        FV3MultiRankTracerTransport(StencilFactory("numpy"), grids, fields,
+        MultiRankTracerAdvection(StencilFactory("numpy"), grids, fields,
                                     capacitor.communicator, 8, z_tracer=False, q_split=2)  # fmt: skip

@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fv3core.transliteration.dyn_core import SWNamelist
-from fv3core.transliteration.setup import TransliteratedRun
 from fv3core.validation.extract import load_extract
+from tests.fv3core.transliteration.dyn_core import SWNamelist
+from tests.fv3core.transliteration.setup import TransliteratedRun
 
 EXTRACT = Path(__file__).parent / "data" / "fv3_tc2_c24_6h.npz"
 

@@ -1,7 +1,7 @@
-"""FV3WindCornerFlux (FV3's ``xtp_u``/``ytp_v`` in GTScript, written once for both directions)
+"""WindCornerFlux (FV3's ``xtp_u``/``ytp_v`` in GTScript, written once for both directions)
 against references, bit for bit on FV3's output range ``flux(is:ie+1, js:je+1)``:
 
-* ``iord = 8, 10``: the NumPy transliteration (fv3core.transliteration.sw_core
+* ``iord = 8, 10``: the NumPy transliteration (tests.fv3core.transliteration.sw_core
   ``xtp_u``/``ytp_v``);
 * ``iord = 5, 6``: :func:`fortran_xtp_u`, FV3's ``iord < 8`` branch of ``xtp_u`` loop by loop
   (``ytp_v`` on transposed views: FV3 writes it as the mirror image of ``xtp_u``), which the
@@ -19,17 +19,17 @@ import numpy as np
 import pytest
 
 from fv3core.errors import FV3ConfigError
-from fv3core.grid.fv3_storages import FV3GridStorages
-from fv3core.stencils.fv3_xtp import C1, C2, C3, P1, P2, FV3WindCornerFlux
-from fv3core.transliteration import sw_core
-from fv3core.transliteration.dyn_core import SWNamelist
-from fv3core.transliteration.farray import FArray
-from fv3core.transliteration.setup import TransliteratedRun
-from fv3core.transliteration.tp_core import transpose
+from fv3core.grid.storages import GridStorages
+from fv3core.stencils.xtp_u import C1, C2, C3, P1, P2, WindCornerFlux
 from stencils.dims import GridIndexing
 from stencils.directions import X, Y
 from stencils.factory import StencilFactory
 from stencils.storage import from_numpy
+from tests.fv3core.transliteration import sw_core
+from tests.fv3core.transliteration.dyn_core import SWNamelist
+from tests.fv3core.transliteration.farray import FArray
+from tests.fv3core.transliteration.setup import TransliteratedRun
+from tests.fv3core.transliteration.tp_core import transpose
 
 
 def fortran_xtp_u(c: FArray, u: FArray, dx: FArray, rdx: FArray, is_: int, ie: int, js: int,
@@ -162,11 +162,11 @@ def _check(factory: StencilFactory, cases: list, iord: int, reference: Any) -> i
     points = 0
     for g, metric, arrays in cases:
         spec, b = metric.spec, g.bd
-        grid = FV3GridStorages(metric, factory.backend)
+        grid = GridStorages(metric, factory.backend)
         gf = factory.on_grid(GridIndexing(spec.nx, spec.ny, 1, spec.n_halo))
         h = spec.n_halo
         for direction, wind, c in ((X, "u", "cx"), (Y, "v", "cy")):
-            xtp = FV3WindCornerFlux(gf, grid, spec, direction, iord)
+            xtp = WindCornerFlux(gf, grid, spec, direction, iord)
             cs = from_numpy(arrays[c].data[:, :, None].copy(), factory.backend)
             ws = from_numpy(arrays[wind].data[:, :, None].copy(), factory.backend)
             flux = from_numpy(np.zeros(cs.shape), factory.backend)
@@ -231,12 +231,12 @@ def test_edge_lines_have_no_perturbation(factory, c12) -> None:
     upwind cell's wind itself."""
     g, metric, arrays = c12[0]
     spec, h = metric.spec, metric.spec.n_halo
-    grid = FV3GridStorages(metric, factory.backend)
+    grid = GridStorages(metric, factory.backend)
     gf = factory.on_grid(GridIndexing(spec.nx, spec.ny, 1, h))
     cs = from_numpy(arrays["cx"].data[:, :, None].copy(), factory.backend)
     ws = from_numpy(arrays["u"].data[:, :, None].copy(), factory.backend)
     flux = from_numpy(np.zeros(cs.shape), factory.backend)
-    FV3WindCornerFlux(gf, grid, spec, X, 8).bind(cs, ws, flux)()
+    WindCornerFlux(gf, grid, spec, X, 8).bind(cs, ws, flux)()
     u, c, f = arrays["u"].data, arrays["cx"].data, np.asarray(flux)[:, :, 0]
     for j in (h, h + spec.ny):  # FV3's j = 1 and j = npy
         i = h  # the west tile-edge corner, between u(0, j) and u(1, j)
@@ -246,8 +246,8 @@ def test_edge_lines_have_no_perturbation(factory, c12) -> None:
 def test_refuses_unknown_iord(factory, c12) -> None:
     g, metric, _ = c12[0]
     spec = metric.spec
-    grid = FV3GridStorages(metric, factory.backend)
+    grid = GridStorages(metric, factory.backend)
     gf = factory.on_grid(GridIndexing(spec.nx, spec.ny, 1, spec.n_halo))
     with pytest.raises(FV3ConfigError, match="iord=9"):
-        FV3WindCornerFlux(gf, grid, spec, X, 9)
+        WindCornerFlux(gf, grid, spec, X, 9)
 

@@ -34,8 +34,8 @@ import pytest
 
 from fv3core.constants import UFS
 from fv3core.errors import FV3ConfigError
-from fv3core.grid.fv3_metric import FV3Cube
-from fv3core.grid.metric import SubdomainSpec
+from fv3core.grid.metric_terms import CubedSphere
+from fv3core.grid.subdomain import SubdomainSpec
 from fv3core.testcases import jablonowski_williamson as jw
 from fv3core.validation.extract import load_3d_run_extract
 from fv3core.validation.reference import read_namelist_values
@@ -48,7 +48,7 @@ RD = UFS.rdgas
 
 @pytest.fixture(scope="module")
 def cube():
-    return FV3Cube.build(N, radius=UFS.radius, omega=UFS.omega)
+    return CubedSphere.build(N, radius=UFS.radius, omega=UFS.omega)
 
 
 @pytest.fixture(scope="module")
@@ -312,7 +312,7 @@ def test_refusals(cube, levels):
         jw.init_jw(cube, levels, tracer_names=("sphum", "qdry"))
     with pytest.raises(FV3ConfigError, match="twice"):
         jw.init_jw(cube, levels, tracer_names=("sphum", "SPHUM"))
-    rotated = FV3Cube.build(8, radius=UFS.radius, omega=UFS.omega, alpha=0.1)
+    rotated = CubedSphere.build(8, radius=UFS.radius, omega=UFS.omega, alpha=0.1)
     with pytest.raises(FV3ConfigError, match="alpha"):
         jw.init_jw(rotated, levels)
 
@@ -320,7 +320,7 @@ def test_refusals(cube, levels):
 @pytest.mark.slow
 def test_second_order_convergence(cube, levels, steady):
     """C24 -> C48: the errors of pt, phis and the D-grid u against JW06 fall by 4 (3.5-4.5)."""
-    fine = FV3Cube.build(48, radius=UFS.radius, omega=UFS.omega)
+    fine = CubedSphere.build(48, radius=UFS.radius, omega=UFS.omega)
     s48 = jw.init_jw(fine, levels, perturbation=False)
     eta = levels.eta_layer()
 

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from fv3core.constants import UFS
-from fv3core.grid.fv3_metric import FV3Cube
 from fv3core.grid.latlon_regrid import LatLonRegridder
+from fv3core.grid.metric_terms import CubedSphere
 from fv3core.testcases.jablonowski_williamson import init_jw, jw_temperature, jw_zonal_wind
 from fv3core.validation import baroclinic_norms as bn
 from fv3core.validation import pressure_levels as pl
@@ -28,7 +28,7 @@ N, NPZ = 24, 26
 
 @pytest.fixture(scope="module")
 def jw():
-    cube = FV3Cube.build(N, radius=UFS.radius, omega=UFS.omega)
+    cube = CubedSphere.build(N, radius=UFS.radius, omega=UFS.omega)
     state = init_jw(cube, set_eta(NPZ), perturbation=False)
     h = cube.n_halo
     i, e = slice(h, h + N), slice(h, h + N + 1)

@@ -8,15 +8,15 @@ import numpy as np
 import pytest
 
 from fv3core.errors import FV3ConfigError
-from fv3core.grid.fv3_metric import FV3Cube
 from fv3core.grid.latlon_regrid import LatLonRegridder, regular_lonlat, unit_vectors
+from fv3core.grid.metric_terms import CubedSphere
 
 
 @pytest.fixture(scope="module")
 def grids():
     out = {}
     for n in (24, 48):
-        cube = FV3Cube.build(n, radius=6.3712e6, omega=7.2921e-5)
+        cube = CubedSphere.build(n, radius=6.3712e6, omega=7.2921e-5)
         h = cube.n_halo
         agrid = np.rad2deg(cube.fields["agrid"][:, h : h + n, h : h + n])
         corner = np.rad2deg(cube.fields["grid"][0, h, h])  # tile 1's (1, 1) corner, lon/lat

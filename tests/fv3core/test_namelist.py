@@ -158,17 +158,16 @@ def test_reference_namelist_gives_fv3s_configuration() -> None:
     path = REFERENCE / "tc2_C48_d5" / "input.nml"
     cfg = FV3Config.from_namelist(path)
     assert (cfg.case, cfg.resolution, cfg.layout, cfg.days) == ("williamson2", 48, 1, 5.0)
-    assert (cfg.dt, cfg.n_split, cfg.nord, cfg.d4_bg, cfg.fv3_dddmp, cfg.d2_bg) == (
+    assert (cfg.dt, cfg.n_split, cfg.nord, cfg.d4_bg, cfg.dddmp, cfg.d2_bg) == (
         1200.0, 4, 2, 0.12, 0.0, 0.0)  # fmt: skip
     assert (cfg.hord, cfg.hord_mt, cfg.hord_vt, cfg.hord_dp, cfg.print_freq) == (8, 8, 8, 8, 6)
-    assert (cfg.dynamics, cfg.constants, cfg.physical_constants) == ("fv3", "ufs", UFS)
+    assert (cfg.constants, cfg.physical_constants) == ("ufs", UFS)
     assert cfg.steps_for(1e-4) == (360, 1200.0)  # 5 days of dt_atmos
-    # the geometric scheme refuses what it cannot honour, by name
-    with pytest.raises(FV3ConfigError, match=rf"{path}: nord=2: the geometric scheme has nord 0"):
-        FV3Config.from_namelist(path, dynamics="geometric")
-    geo = FV3Config.from_namelist(path, dynamics="geometric", nord=1, backend="debug", days=0.5)
-    assert (geo.dynamics, geo.nord, geo.backend, geo.days, geo.constants) == (
-        "geometric", 1, "debug", 0.5, "ufs")  # fmt: skip
+    over = FV3Config.from_namelist(path, nord=1, backend="debug", days=0.5)
+    assert (over.nord, over.backend, over.days, over.constants) == (1, "debug", 0.5, "ufs")
+    # the defaults of `fv3 run --case williamson2` are this run (only its printouts differ)
+    default = FV3Config.from_dict({"case": "williamson2"}).to_dict()
+    assert default == {**cfg.to_dict(), "print_freq": 0}
     with pytest.raises(FV3ConfigError, match=r"unknown key\(s\) \['n_splt'\]"):
         FV3Config.from_namelist(path, n_splt=3)
 
@@ -354,12 +353,10 @@ def test_from_namelist_with_a_case_this_build_cannot_run(tmp_path: Path) -> None
     path.write_text(_with(test_case="7"))
     assert FV3Config.from_namelist(path).case == "galewsky"
     assert FV3Config.from_namelist(path, case="williamson5").case == "williamson5"
-    with pytest.raises(FV3ConfigError, match=r"case='galewsky' .* run it with dynamics='fv3'"):
-        FV3Config.from_namelist(path, dynamics="geometric", nord=1)
     path.write_text(_with(n_split="0"))
     assert FV3Config.from_namelist(path).n_split == 3  # FV3's own choice
     path.write_text(NAMELIST)
-    cfg = FV3Config.from_namelist(path, dynamics="geometric", hord=5)
+    cfg = FV3Config.from_namelist(path, hord=5)
     assert (cfg.hord, cfg.hord_mt, cfg.hord_vt, cfg.hord_dp, cfg.nord) == (5, 5, 5, 5, 1)
 
 
@@ -395,7 +392,7 @@ def test_constant_sets_are_fms_and_williamsons() -> None:
     assert constants_by_name("UFS") is UFS and constants_by_name("williamson") is WILLIAMSON
     with pytest.raises(FV3ConfigError, match="constants='gfs' is unknown: use one of ufs, gfdl"):
         constants_by_name("gfs")
-    assert FV3Config().physical_constants is WILLIAMSON
+    assert FV3Config().physical_constants is UFS
     with pytest.raises(FV3ConfigError, match="constants='nope'"):
         FV3Config(constants="nope")
 
@@ -403,29 +400,23 @@ def test_constant_sets_are_fms_and_williamsons() -> None:
 # --- FV3Config's scheme keys ------------------------------------------------------------------
 
 
-def test_each_scheme_refuses_the_other_schemes_keys() -> None:
+def test_scheme_keys_and_their_refusals() -> None:
+    """FV3's keys: hord_* default to hord; each out-of-range value is refused by name; the keys
+    of retired configurations are refused with what replaced them."""
     assert FV3Config(hord=5).hord_mt == 5  # hord_* default to hord
-    with pytest.raises(FV3ConfigError, match="fv3_dddmp=0.2 is read by dynamics='fv3' only"):
-        FV3Config(fv3_dddmp=0.2)
-    with pytest.raises(FV3ConfigError, match="d2_bg=0.01 is read by dynamics='fv3' only"):
-        FV3Config(d2_bg=0.01)
-    with pytest.raises(FV3ConfigError, match="hord_vt=5 differs from hord=8"):
-        FV3Config(hord_vt=5)
-    with pytest.raises(FV3ConfigError, match="nord=2: the geometric scheme"):
-        FV3Config(nord=2)
-    fv3 = FV3Config(case="williamson2", dynamics="fv3", nord=3, fv3_dddmp=0.2, d2_bg=0.01,
-                    d4_bg=0.2)  # fmt: skip
+    fv3 = FV3Config(case="williamson2", nord=3, dddmp=0.2, d2_bg=0.01, d4_bg=0.15)
     assert (fv3.hord_mt, fv3.hord_vt, fv3.hord_dp) == (8, 8, 8)
-    assert FV3Config(case="williamson2", dynamics="fv3", hord_mt=10, hord_vt=6,
-                     hord_dp=5).hord_mt == 10  # fmt: skip
+    assert FV3Config(case="williamson2", hord_mt=10, hord_vt=6, hord_dp=5).hord_mt == 10
     with pytest.raises(FV3ConfigError, match="hord_vt=7: use one of"):
-        FV3Config(dynamics="fv3", hord_vt=7)
-    with pytest.raises(FV3ConfigError, match="dddmp=0.05 is the geometric scheme's"):
-        FV3Config(dynamics="fv3", dddmp=0.05)
-    with pytest.raises(FV3ConfigError, match="dynamics='ppm' is unknown"):
-        FV3Config(dynamics="ppm")
-    with pytest.raises(FV3ConfigError, match="nord=4: the fv3 scheme has nord 0-3"):
-        FV3Config(dynamics="fv3", nord=4)
+        FV3Config(hord_vt=7)
+    with pytest.raises(FV3ConfigError, match="nord=4: FV3's divergence damping order is 0"):
+        FV3Config(nord=4)
+    with pytest.raises(FV3ConfigError, match="d4_bg=0.2: .* 0 <= d4_bg <= 0.16"):
+        FV3Config(d4_bg=0.2)
+    with pytest.raises(FV3ConfigError, match="key 'dynamics': fv3core runs FV3's scheme only"):
+        FV3Config.from_dict({"dynamics": "fv3"})
+    with pytest.raises(FV3ConfigError, match="rename fv3_dddmp to dddmp"):
+        FV3Config.from_dict({"fv3_dddmp": 0.2})
     assert FV3Config.from_dict(fv3.to_dict()) == fv3
     assert FV3Config.from_dict({"hord_mt": None, "n_split": 2.0}).n_split == 2
     with pytest.raises(FV3ConfigError, match="key 'n_split' must be int, got 2.5"):

@@ -1,4 +1,4 @@
-"""fv3core.plot_baroclinic: the JW06-style maps and the time-series plot are written as PNG files
+"""fv3core.output.baroclinic_plots: the JW06-style maps and the time-series plot are written as PNG files
 of the expected pixel size, from lat-lon fields and from cubed-sphere fields with a regridder;
 bad input raises FV3ConfigError naming the problem."""
 
@@ -11,7 +11,7 @@ import pytest
 
 from fv3core.errors import FV3ConfigError
 from fv3core.grid.latlon_regrid import LatLonRegridder, regular_lonlat
-from fv3core.plot_baroclinic import (
+from fv3core.output.baroclinic_plots import (
     DPI,
     SERIES_SIZE_IN,
     contour_levels,
@@ -46,9 +46,9 @@ def test_days_7_9_10_from_latlon_fields(tmp_path):
 
 
 def test_from_cubed_sphere_fields_with_a_regridder(tmp_path):
-    from fv3core.grid.fv3_metric import FV3Cube
+    from fv3core.grid.metric_terms import CubedSphere
 
-    cube = FV3Cube.build(12, radius=6.3712e6, omega=7.2921e-5)
+    cube = CubedSphere.build(12, radius=6.3712e6, omega=7.2921e-5)
     regrid = LatLonRegridder.from_cube(cube, nlon=72, nlat=36)
     h = cube.n_halo
     agrid = np.rad2deg(cube.fields["agrid"][:, h : h + 12, h : h + 12])

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fv3core.grid import MetricTerms, SubdomainSpec
+from fv3core.grid.metric_terms import CubedSphere
+from fv3core.grid.subdomain import SubdomainSpec
 from fv3core.stencils.ppm import ppm_flux_stencil
 from stencils.directions import X, Y
 from stencils.factory import StencilFactory
@@ -47,7 +48,8 @@ def test_ppm_matches_numpy_reference(factory, hord, direction, edges) -> None:
     q = rng.random(shape)
     q[4:7] += 2.0  # a jump, so the limiters act
     courant = rng.uniform(-0.95, 0.95, (N + 1 + 2 * H, N + 1 + 2 * H, NZ))
-    metric = MetricTerms.build(SubdomainSpec(N, 0, 0, N, 0, N))
+    cube = CubedSphere.build(N, radius=6.3712e6, omega=7.292e-5)
+    metric = cube.metric_terms(SubdomainSpec(N, 0, 0, N, 0, N))
     dxa = np.ascontiguousarray(metric.dxa if direction.name == "x" else metric.dya)
     ext = {"iord": hord, **direction.offsets()}
     ext.update(direction.edge_regions((H, H, 0), H, H + N - 1, *edges))

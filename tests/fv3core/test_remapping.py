@@ -1,6 +1,6 @@
 """fv3core.vertical.remapping: FV3's vertical remapping in GTScript.
 
-References: (a) the NumPy transliteration of GFDL's Fortran (:mod:`fv3core.transliteration.mapz`),
+References: (a) the NumPy transliteration of GFDL's Fortran (:mod:`tests.fv3core.transliteration.mapz`),
 bit for bit on the numpy backend; (b) analytic properties of FV3's scheme (conservation, the
 identity, a linear profile, monotonicity, fillz); (c) properties of Lagrangian_to_Eulerian
 (dry mass, ps, an isothermal atmosphere, constant tracers).
@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 
 from fv3core.errors import FV3ConfigError
-from fv3core.transliteration import mapz
 from fv3core.vertical import remapping as rm
 from stencils.dims import CELL_DIMS, GridIndexing, face_dims
 from stencils.directions import X, Y
 from stencils.factory import StencilFactory
 from stencils.storage import from_numpy, to_numpy, zeros
+from tests.fv3core.transliteration import mapz
 
 NX, NY, NZ, H = 6, 5, 26, 3
 PTOP, AKAP = 300.0, 2.0 / 7.0

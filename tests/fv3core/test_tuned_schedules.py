@@ -9,7 +9,7 @@ import logging
 import numpy as np
 
 from fv3core.config import FV3Config
-from fv3core.driver import run
+from fv3core.experiments.driver import run
 from mapping.tuning.db import TuningDB
 from mapping.tuning.factory import TunedStencilFactory
 from mapping.tuning.schedule import Schedule

@@ -1,5 +1,5 @@
-"""The whole-run comparison of dynamics="fv3" with the NumPy transliteration of FV3's
-``dyn_core`` (fv3core.transliteration, which reproduces GFDL's Fortran to round-off on the TC2
+"""The whole-run comparison of FV3's scheme with the NumPy transliteration of FV3's
+``dyn_core`` (tests.fv3core.transliteration, which reproduces GFDL's Fortran to round-off on the TC2
 reference runs), shared by the tests of each namelist option."""
 
 from __future__ import annotations
@@ -7,16 +7,16 @@ from __future__ import annotations
 import numpy as np
 
 from fv3core.config import FV3Config
-from fv3core.driver import RunResult, run
-from fv3core.fv3_model import FV3_TEST_CASES
-from fv3core.transliteration.dyn_core import SWNamelist
-from fv3core.transliteration.setup import TransliteratedRun
+from fv3core.experiments.driver import RunResult, run
+from fv3core.experiments.shallow_water import FV3_TEST_CASES
+from tests.fv3core.transliteration.dyn_core import SWNamelist
+from tests.fv3core.transliteration.setup import TransliteratedRun
 
 
 def namelist_of(cfg: FV3Config) -> SWNamelist:
     """The transliteration's ``fv_core_nml`` keys of ``cfg``."""
     return SWNamelist(n_split=cfg.n_split, dt_atmos=cfg.dt, nord=cfg.nord, d4_bg=cfg.d4_bg,
-                      d2_bg=cfg.d2_bg, dddmp=cfg.fv3_dddmp, hord_mt=cfg.hord_mt,
+                      d2_bg=cfg.d2_bg, dddmp=cfg.dddmp, hord_mt=cfg.hord_mt,
                       hord_vt=cfg.hord_vt, hord_dp=cfg.hord_dp, do_vort_damp=cfg.do_vort_damp,
                       vtdm4=cfg.vtdm4, beta=cfg.beta)  # fmt: skip
 

@@ -53,23 +53,23 @@ def test_factory_without_with_and_with_a_missing_tuning_db(tmp_path):
 
 def test_missing_tuning_db_is_a_clear_error_before_the_run(tmp_path, caplog, monkeypatch):
     def no_run(*args, **kwargs):
-        raise AssertionError("fv3core.driver.run must not be reached")
+        raise AssertionError("fv3core.experiments.driver.run must not be reached")
 
-    monkeypatch.setattr("fv3core.driver.run", no_run)
+    monkeypatch.setattr("fv3core.experiments.driver.run", no_run)
     missing = tmp_path / "nope.sqlite"
     assert main(["fv3", "run", "--days", "0.01", "--tuning-db", str(missing)]) == 1
     assert f"--tuning-db {missing}: no such file" in caplog.text
 
 
 def test_run_passes_the_factory_to_the_driver(tmp_path, monkeypatch):
-    """The command calls fv3core.driver.run(config, factory=..., mpi=..., progress=...)."""
+    """The command calls fv3core.experiments.driver.run(config, factory=..., mpi=..., progress=...)."""
     calls = []
 
     def fake_run(config, **kwargs):
         calls.append((config, kwargs))
         return SimpleNamespace(is_root=False)
 
-    monkeypatch.setattr("fv3core.driver.run", fake_run)
+    monkeypatch.setattr("fv3core.experiments.driver.run", fake_run)
     db = _tuning_db(tmp_path / "t.sqlite", applied=True)
     argv = ["fv3", "run", "--case", "williamson2", "--resolution", "12", "--no-progress"]
     assert main([*argv, "--tuning-db", str(db)]) == 0
@@ -91,7 +91,7 @@ def test_baroclinic_options_reach_the_config_and_keep_daily_fields(tmp_path, mon
         calls.append((config, kwargs))
         return SimpleNamespace(is_root=False)
 
-    monkeypatch.setattr("fv3core.driver.run", fake_run)
+    monkeypatch.setattr("fv3core.experiments.driver.run", fake_run)
     argv = ["fv3", "run", "--case", "baroclinic", "--resolution", "12", "--levels", "30",
             "--k-split", "1", "--consv-te", "1", "--no-progress", "--output", str(tmp_path / "jw.nc")]
     assert main(argv) == 0
@@ -107,9 +107,9 @@ def test_baroclinic_options_reach_the_config_and_keep_daily_fields(tmp_path, mon
 def test_output_that_cannot_be_written_is_refused_before_the_run(tmp_path, caplog, monkeypatch):
     """--output naming a directory or a missing folder: a named error, the run never starts."""
     def no_run(*args, **kwargs):
-        raise AssertionError("fv3core.driver.run must not be reached")
+        raise AssertionError("fv3core.experiments.driver.run must not be reached")
 
-    monkeypatch.setattr("fv3core.driver.run", no_run)
+    monkeypatch.setattr("fv3core.experiments.driver.run", no_run)
     base = ["fv3", "run", "--case", "baroclinic", "--resolution", "12", "--no-progress"]
     assert main([*base, "--output", str(tmp_path)]) == 1
     assert "is a directory" in caplog.text

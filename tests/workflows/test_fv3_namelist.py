@@ -30,7 +30,7 @@ def runs(monkeypatch: pytest.MonkeyPatch) -> list:
         calls.append(config)
         return SimpleNamespace(is_root=False)
 
-    monkeypatch.setattr("fv3core.driver.run", fake_run)
+    monkeypatch.setattr("fv3core.experiments.driver.run", fake_run)
     return calls
 
 
@@ -40,15 +40,15 @@ def test_help_says_the_options_override_the_namelist(capsys) -> None:
     assert info.value.code == 0
     text = " ".join(capsys.readouterr().out.split())
     assert "--namelist PATH" in text and "the options below override it" in text
-    assert "not with --config" in text and "--dynamics {geometric,fv3}" in text
+    assert "not with --config" in text and "--dynamics" not in text
     args = build_parser().parse_args(["fv3", "run", "--namelist", "input.nml"])
     assert args.namelist == Path("input.nml") and args.config is None
 
 
 def test_the_namelist_gives_the_config_and_options_override_it(namelist, runs) -> None:
     argv = ["fv3", "run", "--namelist", str(namelist), "--no-progress"]
-    assert main([*argv, "--dynamics", "geometric"]) == 0
-    assert main([*argv, "--dynamics", "geometric", "--days", "0.25", "--resolution", "12",
+    assert main(argv) == 0
+    assert main([*argv, "--nord", "1", "--days", "0.25", "--resolution", "12",
                  "--backend", "debug", "--constants", "williamson"]) == 0  # fmt: skip
     namelist_only, overridden = runs
     assert (namelist_only.case, namelist_only.resolution, namelist_only.days) == (
@@ -66,7 +66,7 @@ def test_namelist_with_config_and_unrunnable_schemes_are_refused(namelist, runs,
     assert main(["fv3", "run", "--namelist", str(namelist), "--config", str(config)]) == 1
     assert f"--namelist {namelist} and --config {config}: give one of them" in caplog.text
     namelist.write_text(NAMELIST.replace("npz    = 1", "npz = 30"))
-    assert main(["fv3", "run", "--namelist", str(namelist), "--dynamics", "geometric"]) == 1
+    assert main(["fv3", "run", "--namelist", str(namelist)]) == 1
     assert "test_case = 2 is not supported by fv3core's hydrostatic 3-D core" in caplog.text
     assert runs == []  # the driver is never reached
 
@@ -75,10 +75,9 @@ def test_namelist_with_config_and_unrunnable_schemes_are_refused(namelist, runs,
                     reason="no reference namelist")  # fmt: skip
 def test_a_reference_namelist_on_the_command_line(runs, caplog) -> None:
     path = REFERENCE / "tc2_C24_d1" / "input.nml"
-    assert main(["fv3", "run", "--namelist", str(path), "--dynamics", "geometric"]) == 1
-    assert "nord=2: the geometric scheme has nord 0" in caplog.text
-    assert main(["fv3", "run", "--namelist", str(path), "--dynamics", "geometric", "--nord", "1",
-                 "--no-progress"]) == 0  # fmt: skip
+    assert main(["fv3", "run", "--namelist", str(path), "--d4-bg", "0.5"]) == 1
+    assert "d4_bg=0.5" in caplog.text
+    assert main(["fv3", "run", "--namelist", str(path), "--nord", "1", "--no-progress"]) == 0
     (config,) = runs
     assert (config.resolution, config.n_split, config.dt, config.nord) == (24, 2, 1200.0, 1)
 

@@ -81,7 +81,7 @@ def _full_disk_for(folder: Path, monkeypatch, error: str = "enospc") -> list[Pat
 def _result():
     """A small RunResult of a C4 shallow-water run (the fields write_netcdf needs)."""
     from fv3core.config import FV3Config
-    from fv3core.driver import RunResult
+    from fv3core.experiments.driver import RunResult
 
     rng = np.random.default_rng(3)
     shape = (6, 4, 4)
@@ -99,7 +99,7 @@ def test_full_disk_keeps_the_old_file_and_a_rescue_copy(tmp_path, monkeypatch, e
     """A full disk in the middle of writing out/o.nc: the older out/o.nc is byte for byte
     intact, no temporary file is left in out/, the result is in stratoflow-rescue-*-o.nc in the
     current folder (same field values) and the error names the failure and the rescue file."""
-    from fv3core.driver import write_netcdf
+    from fv3core.output.netcdf import write_netcdf
 
     out, cwd = tmp_path / "out", tmp_path / "cwd"
     out.mkdir()
@@ -150,11 +150,11 @@ def test_rescue_falls_back_to_tmpdir_and_says_when_all_fail(tmp_path, monkeypatc
 
 def test_fv3_run_refuses_bad_output_before_the_run(tmp_path, readonly_dir, caplog, monkeypatch):
     """``fv3 run --output`` in a read-only folder or with a non-netCDF name: exit 1 with the
-    named error, and fv3core.driver.run is never called."""
+    named error, and fv3core.experiments.driver.run is never called."""
     def no_run(*args, **kwargs):
-        raise AssertionError("fv3core.driver.run must not be reached")
+        raise AssertionError("fv3core.experiments.driver.run must not be reached")
 
-    monkeypatch.setattr("fv3core.driver.run", no_run)
+    monkeypatch.setattr("fv3core.experiments.driver.run", no_run)
     base = ["fv3", "run", "--case", "williamson2", "--resolution", "12", "--no-progress"]
     assert main([*base, "--output", str(readonly_dir / "o.nc")]) == 1
     assert "is not writable" in caplog.text
@@ -171,7 +171,7 @@ def test_fv3_run_full_disk_at_the_end_keeps_the_result(tmp_path, caplog, monkeyp
     monkeypatch.chdir(cwd)
     (out / "tc2.nc").write_bytes(b"old")
     result = _result()
-    monkeypatch.setattr("fv3core.driver.run", lambda config, **kw: result)
+    monkeypatch.setattr("fv3core.experiments.driver.run", lambda config, **kw: result)
     _full_disk_for(out, monkeypatch)
     argv = ["fv3", "run", "--case", "williamson2", "--resolution", "4", "--no-progress",
             "--output", str(out / "tc2.nc")]  # fmt: skip

@@ -29,21 +29,22 @@ def register(sub: argparse._SubParsersAction) -> None:
         "run",
         help="run a test case and write CF-style netCDF",
         description=(
-            "Run a shallow-water test case: williamson1 (cosine-bell advection by solid-body "
-            "rotation, FV3 fvtp2d), williamson2 (steady geostrophic flow), williamson5 (flow "
-            "over an isolated mountain), williamson6 (Rossby-Haurwitz wave) of Williamson et al. "
-            "(1992), or galewsky (the barotropically unstable jet of FV3's test_case 7, "
-            "--dynamics fv3 only). The dynamics is fv3core's geometric C-D grid scheme or, with "
-            "--dynamics fv3 or --namelist, FV3's own (c_sw/d_sw, FV3's grid, initial conditions "
-            "and constants; equal to GFDL's Fortran FV3 to round-off; williamson1 with it is "
-            "FV3's test_case 1: FV3's bell and winds, d_sw's advection of delp only). Prints the "
-            "normalised l1/l2/linf errors (TC1, TC2: against the analytic solution; fv3: FV3's "
-            "SWNORMS, against t = 0, TC1 against the rotated bell) and the relative change of "
+            "Run an FV3 test case on fv3core, the GT4Py port of GFDL's FV3 dynamical core "
+            "(FV3's c_sw/d_sw on FV3's grid, FV3's initial conditions; equal to GFDL's Fortran "
+            "FV3 to round-off). Shallow water (FV3's SW_DYNAMICS build): williamson1 (FV3's "
+            "test_case 1, cosine-bell advection of delp by prescribed winds), williamson2 "
+            "(steady geostrophic flow), williamson5 (flow over an isolated mountain), "
+            "williamson6 (Rossby-Haurwitz wave) of Williamson et al. (1992), galewsky (the "
+            "barotropically unstable jet, FV3's test_case 7). The defaults are the namelist of "
+            "the Fortran reference runs (SHiELD's CI shallow-water tests at C48: ufs constants, "
+            "dt 1200 s, n_split 4, nord 2, d4_bg 0.12, hord 8) and the case's standard length. "
+            "Prints FV3's SWNORMS (normalised l1/l2/linf of the height and wind against t = 0, "
+            "TC1 against the rotated bell), the Williamson et al. (1992) errors against the "
+            "analytic solution where one exists (TC1, TC2: exact_*), and the relative change of "
             "mass, total energy and potential enstrophy. Examples: stratoflow fv3 run --namelist "
-            "input.nml --output tc2.nc; "
-            "stratoflow fv3 run --case williamson1 --resolution 48 --days 12 --alpha 1.5208 "
-            "--output tc1.nc; stratoflow fv3 run --case williamson2 --resolution 48 --days 5; "
-            "mpiexec -n 6 stratoflow fv3 run --case williamson5 --resolution 48 --days 15. "
+            "input.nml --output tc2.nc; stratoflow fv3 run --case williamson2 --output tc2.nc; "
+            "stratoflow fv3 run --case williamson1 --resolution 24 --dt 3600 --n-split 2; "
+            "mpiexec -n 6 stratoflow fv3 run --case williamson5 --resolution 48. "
             "3-D: --case baroclinic runs the Jablonowski & Williamson (2006) baroclinic wave "
             "(FV3's test_case 13) on FV3's hydrostatic core (Lagrangian layers, tracer_2d, "
             "vertical remapping; FV3's JW options unless given: C48, 26 levels, dt 1800 s, "
@@ -61,8 +62,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--namelist", type=Path, metavar="PATH",
         help="an FV3 Fortran namelist (input.nml): fv_core_nml, test_case_nml and main_nml give "
         "the case (test_case), resolution (npx-1), layout, days, dt (dt_atmos), n_split, nord, "
-        "d2_bg, d4_bg, dddmp, do_vort_damp, vtdm4, beta, hord_*, alpha and print_freq, with dynamics "
-        "fv3 and the ufs constants; the options below override it; keys fv3core cannot honour "
+        "d2_bg, d4_bg, dddmp, do_vort_damp, vtdm4, beta, hord_*, alpha and print_freq, with "
+        "the ufs constants; the options below override it; keys fv3core cannot honour "
         "are refused by name; not with --config",
     )
 
@@ -81,12 +82,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="3-D cases: carry FV3's checkerboard tracer (test_case_nml checker_tr) "
                      "beside sphum")  # fmt: skip
     run.add_argument("--resolution", type=whole_number(1), help="cubed sphere C<N> (default 48)")
-    run.add_argument("--days", type=positive_number, help="simulated days (default 12)")
+    run.add_argument("--days", type=positive_number,
+                     help="simulated days (default: the case's standard length: williamson1 12, "
+                     "williamson2 5, williamson5 15, williamson6 14, galewsky 6, baroclinic 10)")
     run.add_argument("--layout", type=whole_number(1),
                      help="ranks per tile edge: 6*layout^2 ranks (default 1)")
     run.add_argument("--backend", help="GT4Py backend, e.g. numpy, gt:cpu_ifirst (default numpy)")
     run.add_argument("--dt", type=finite_number(0),
-                     help="time step in s (default, or 0: from --courant)")
+                     help="time step in s, FV3's dt_atmos (default 1200; 3-D cases 1800; "
+                     "0: the largest with the Courant number --courant)")
     run.add_argument(
         "--courant", type=positive_number,
         help="target Courant number when dt is automatic (shallow water: of the acoustic step, "
@@ -94,56 +98,45 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     run.add_argument(
         "--n-split", dest="n_split", type=whole_number(1),
-        help="acoustic steps per time step (shallow-water cases, default 1)",
-    )
-    run.add_argument(
-        "--dynamics", choices=["geometric", "fv3"],
-        help="shallow-water scheme: geometric (fv3core's C-D grid scheme, the default) or fv3 "
-        "(FV3's d_sw/c_sw with FV3's keys; the default with --namelist)",
+        help="FV3's n_split: acoustic steps per time step (default 4)",
     )
     run.add_argument(
         "--constants", choices=["williamson", "ufs", "gfdl"],
-        help="physical constants: williamson (W92, the default), ufs (GFS/UFS, as the Fortran "
-        "reference runs; the default with --namelist), gfdl (FMS's default)",
+        help="physical constants: ufs (GFS/UFS, as the Fortran reference runs; the default), "
+        "williamson (Williamson et al. 1992), gfdl (FMS's default)",
     )
     run.add_argument(
         "--dddmp", type=finite_number(0),
-        help="the geometric scheme's del2 divergence damping coefficient, dimensionless "
-        "(default 0.02; not FV3's dddmp, see --fv3-dddmp)",
-    )
-    run.add_argument(
-        "--fv3-dddmp", dest="fv3_dddmp", type=finite_number(0),
-        help="FV3's dddmp: Smagorinsky coefficient of the del2 divergence damping (dynamics fv3, "
-        "default 0)",
+        help="FV3's dddmp: Smagorinsky coefficient of the del2 divergence damping (default 0)",
     )
     run.add_argument(
         "--d2-bg", dest="d2_bg", type=finite_number(0),
-        help="FV3's d2_bg: background del2 divergence damping (dynamics fv3, default 0)",
+        help="FV3's d2_bg: background del2 divergence damping (default 0)",
     )
     run.add_argument(
         "--do-vort-damp", dest="do_vort_damp", action=argparse.BooleanOptionalAction,
         help="FV3's do_vort_damp: del-(2 min(2, nord) + 2) flux damping of depth and vorticity "
-        "with coefficient --vtdm4 (dynamics fv3, default off)",
+        "with coefficient --vtdm4 (default off)",
     )
     run.add_argument(
         "--vtdm4", type=finite_number(0),
         help="FV3's vtdm4: coefficient of the vorticity damping, dimensionless, below d4_bg "
-        "(dynamics fv3 with --do-vort-damp, default 0)",
+        "(with --do-vort-damp, default 0)",
     )
     run.add_argument(
         "--beta", type=finite_number(0),
         help="FV3's beta: off-centring of the D-grid pressure gradient, 0 <= beta < 1 (0 fully "
-        "backward, FV3's proper range 0-0.45; dynamics fv3, default 0)",
+        "backward, FV3's proper range 0-0.45; default 0)",
     )
     run.add_argument(
         "--nord", type=int, choices=[0, 1, 2, 3],
-        help="divergence damping order (FV3's nord): 0 = del2 only (default), 1 = plus del4; "
-        "2 = del6, 3 = del8 with dynamics fv3",
+        help="FV3's nord, the divergence damping order: 0 = del2, 1 = del4, 2 = del6 (the "
+        "default), 3 = del8",
     )
     run.add_argument(
         "--d4-bg", dest="d4_bg", type=finite_number(0),
-        help="del4 divergence damping coefficient with --nord 1, dimensionless, 0..0.16 "
-        "(default 0.12; nu4 = (d4_bg * smallest cell area)^2 / dt)",
+        help="FV3's d4_bg: coefficient of the higher-order divergence damping (nord >= 1), "
+        "dimensionless, 0..0.16 (default 0.12)",
     )
     run.add_argument("--hord", type=int, help="PPM scheme (FV3's hord): 5, 6 (unlimited), 8 "
                      "(Lin 2004 monotone) or 10 (Huynh-type constraint)")
@@ -182,8 +175,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 #: the options of `fv3 run` that set an FV3Config key of the same name
 CONFIG_OPTIONS = ("case", "resolution", "days", "layout", "backend", "dt", "courant", "hord",
-                  "alpha", "n_split", "dddmp", "nord", "d4_bg", "dynamics", "constants",
-                  "fv3_dddmp", "d2_bg", "do_vort_damp", "vtdm4", "beta", "print_freq", "nz",
+                  "alpha", "n_split", "dddmp", "nord", "d4_bg", "constants", "d2_bg", "do_vort_damp", "vtdm4", "beta", "print_freq", "nz",
                   "k_split", "checker_tr", "consv_te")  # fmt: skip
 #: the days of JW06's figures that `fv3 run --case baroclinic --output` draws
 BAROCLINIC_PLOT_DAYS = (7.0, 9.0, 10.0)
@@ -252,7 +244,8 @@ def _run_case(args: argparse.Namespace, mpi: bool) -> int:
     factory = stencil_factory(config.backend, args.tuning_db)
     if output is not None and config.is_3d:
         _check_days_png(output)
-    from fv3core.driver import run, write_netcdf
+    from fv3core.experiments.driver import run
+    from fv3core.output.netcdf import write_netcdf
 
     # the 3-D cases keep daily fields for the plot of JW06's days
     daily = {"history_every_s": 86400.0} if config.is_3d and output else {}
@@ -321,7 +314,7 @@ def _days_png(path: Path) -> Path:
 def _plot_days(result, path: Path) -> None:
     """ps and vort850 at JW06's days 7, 9, 10 (those the run reached; else its last day)."""
     from fv3core.grid.latlon_regrid import LatLonRegridder
-    from fv3core.plot_baroclinic import plot_baroclinic_days
+    from fv3core.output.baroclinic_plots import plot_baroclinic_days
 
     panels = [(t / 86400.0, f["ps"], f["vort850"]) for t, f in result.history]
     days = [d for d in BAROCLINIC_PLOT_DAYS if any(abs(p[0] - d) < 1e-6 for p in panels)]
@@ -360,7 +353,7 @@ PLOT_DIMS = ("time", "tile", "y", "x")
 
 
 def _plot(args: argparse.Namespace) -> int:
-    from fv3core.plot import plot_field
+    from fv3core.output.plots import plot_field
 
     path = Path(args.file)
     out = Path(args.output) if args.output else path.with_name(f"{path.stem}_{args.var}.png")

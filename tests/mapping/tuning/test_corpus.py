@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from fv3core.tuning_corpus import (
+from fv3core.tuning.corpus import (
     CORPUS_PATH,
     corpus_names,
     load_corpus,
@@ -74,7 +74,7 @@ def test_registration_targets_replace_scanned_variants() -> None:
 
 @pytest.mark.slow  # ~2 min: runs both models on numpy
 def test_committed_corpus_is_what_the_models_build() -> None:
-    """Regenerating the corpus (python -m fv3core.tuning_corpus) gives the committed file's
+    """Regenerating the corpus (python -m fv3core.tuning.corpus) gives the committed file's
     targets and left-out names together."""
     import json
 

@@ -103,11 +103,11 @@ def test_fv3core_registers_through_its_entry_point() -> None:
     registry loads it from the entry point, with the PPM schemes fv3core supports and the
     recorded corpus of the variants its models build."""
     from fv3core.scheme_limits import SUPPORTED_HORD
-    from fv3core.tunable import TUNABLE
-    from fv3core.tuning_corpus import load_corpus
+    from fv3core.tuning.corpus import load_corpus
+    from fv3core.tuning.tunable import TUNABLE
 
     names = {ep.name: ep.value for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)}
-    assert names.get("fv3core") == "fv3core.tunable:TUNABLE"
+    assert names.get("fv3core") == "fv3core.tuning.tunable:TUNABLE"
     installed = Registry().installed()
     assert installed["fv3core"] == TUNABLE
     assert TUNABLE.modules == ("fv3core.stencils", "fv3core.vertical")

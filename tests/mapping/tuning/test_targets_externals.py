@@ -65,7 +65,7 @@ def test_fv3core_directional_stencils_resolve_with_externals() -> None:
     assert t.externals["iord"] == 5 and t.externals["DI2"] == 2
     assert t.halo == 3 and t.field_axes["dxa"] == "IJ" and t.outputs == ("flux",)
     with pytest.raises(TuningError, match=r"\[x\]"):
-        resolve("fv3core.stencils.del2cubed:diffusive_flux")  # needs DI/DJ: the hint names [x]
+        resolve("fv3core.stencils.ppm:ppm_flux_stencil[iord=5]")  # needs DI/DJ: the hint names [x]
 
 
 def test_discovery_lists_x_and_y_variants_of_fv3core() -> None:
@@ -74,8 +74,8 @@ def test_discovery_lists_x_and_y_variants_of_fv3core() -> None:
     tunable, skipped = discover_all()
     ppm = [name for name in tunable if name.startswith("fv3core.stencils.ppm:ppm_flux_stencil")]
     assert len(ppm) == 1 and "iord=8" in ppm[0] and "DJ=1" in ppm[0]  # the recorded y sweep
-    assert "fv3core.stencils.transport:courant_and_area_flux[y,normal_wind=false]" in tunable
-    assert "fv3core.stencils.transport:courant_and_area_flux[y,normal_wind=true]" in tunable
+    assert "fv3core.stencils.d_sw_advection:normal_wind_courant[x]" in tunable
+    assert "fv3core.stencils.d_sw_advection:normal_wind_courant[y]" in tunable
     assert "fv3core.stencils.flux_divergence:apply_flux_divergence" in tunable
     for name, why in skipped.items():  # definitions needing other externals say how to name them
         assert "KEY=VALUE" in why, (name, why)

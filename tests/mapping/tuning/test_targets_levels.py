@@ -89,10 +89,10 @@ def test_interface_and_column_fields_validate_on_a_cpp_backend(tmp_path) -> None
 
 
 def test_pressure_stencils_get_a_hydrostatic_column(tmp_path) -> None:
-    """fv3core registers its pressure stencils' inputs (fv3core.tuning_inputs): interface_pressure
+    """fv3core registers its pressure stencils' inputs (fv3core.tuning.inputs): interface_pressure
     on them gives ``pe = ptop + cumsum(delp)`` above each level and ``peln = log(pe)``
     (reference: NumPy on the allocated ``delp``), all finite and increasing downwards."""
-    t = resolve("fv3core.stencils.fv3_pressure_gradient:interface_pressure")
+    t = resolve("fv3core.stencils.geopk:interface_pressure")
     domain = t.domain(5, 4, 6)
     arrays = t.allocate(domain)
     assert (arrays["delp"] > 0).all() and t.scalars(domain) == {"ptop": 300.0}

@@ -1,0 +1,1 @@
+"""What a run writes for people: CF netCDF and matplotlib plots."""

@@ -1,0 +1,1 @@
+"""fv3core's stencils as tuning targets (the stratoflow.tunable entry point)."""
