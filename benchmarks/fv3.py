@@ -1,6 +1,7 @@
-"""FV3 core performance: one shallow-water dynamics step of the geometric scheme (Williamson
-TC2: d2a2c, c_sw, d_sw with two fvtp2d, divergence damping, four halo updates) or one transport
-step (TC1, fvtp2d), on the 6-tile sphere; and FV3's own scheme next to GFDL's Fortran FV3.
+"""FV3 core performance: one large step of FV3's shallow-water core (Williamson TC2: per
+acoustic step c_sw, p_grad_c, d_sw with fv_tp_2d and divergence damping, one_grad_p and their halo
+updates) or of FV3's TC1 (d_sw's advection of delp), on the 6-tile sphere; and FV3's scheme on a
+reference run's namelist next to GFDL's Fortran FV3.
 
 Measures in one run: the STREAM triad; per backend the median time of a full step (all halo
 exchanges included) on all 6 ranks in-process; cell updates per second; the field traffic per

@@ -235,6 +235,12 @@ class FV3Config:
                 raise FV3ConfigError(f"{key}={getattr(self, key)}: use a coefficient >= 0")
         if self.alpha != 0.0:
             raise FV3ConfigError(f"alpha={self.alpha}: FV3's test_case 13 has alpha = 0")
+        if self.consv_te > 1.0:
+            raise FV3ConfigError(
+                f"consv_te={self.consv_te}: FV3's energy fixer restores the fraction consv_te "
+                "(0..1, 1: all) of the energy lost over each step, or adds a prescribed flux of "
+                "consv_te W/m^2 when negative; use a value <= 1"
+            )
 
     @property
     def is_3d(self) -> bool:
@@ -371,9 +377,19 @@ class FV3Config:
             if courant > MAX_COURANT:
                 raise FV3ConfigError(
                     f"dt={dt} s is unstable at C{self.resolution}: CFL estimate {courant:.2f} > "
-                    f"{MAX_COURANT}; use dt <= {MAX_COURANT / max_speed_over_dx:.0f} s or dt: 0"
+                    f"{MAX_COURANT}; use dt <= {MAX_COURANT / max_speed_over_dx:.0f} s, more "
+                    "acoustic steps per step (n_split), or dt 0 (the largest stable step)"
                 )
-            return max(1, round(total / dt)), dt
+            if total < 0.5 * dt:
+                raise FV3ConfigError(
+                    f"days={self.days:g} ({total:g} s) is shorter than half a time step (dt = "
+                    f"{dt:g} s): ask for at least {dt / 86400.0:.6g} days, or a smaller dt"
+                )
+            steps = round(total / dt)
+            if abs(steps * dt - total) > 1e-9 * total:
+                log.warning("days=%g is not a whole number of %g s steps: %d steps run, %g days",
+                            self.days, dt, steps, steps * dt / 86400.0)  # fmt: skip
+            return steps, dt
         steps = max(1, math.ceil(total * max_speed_over_dx / self.courant))
         return steps, total / steps
 

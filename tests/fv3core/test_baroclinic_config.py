@@ -25,7 +25,8 @@ def test_baroclinic_defaults_are_fv3s_jw_options() -> None:
     ({"nz": 3}, "nz=3"), ({"nz": 29}, "nz=29"), ({"dynamics": "fv3"}, "'dynamics'"),
     ({"kord_mt": 7}, "kord_mt=7"), ({"kord_tr": -8}, "kord_tr=-8"),
     ({"do_vort_damp": True, "vtdm4": 0.05}, "do_vort_damp"), ({"hord_tr": 9}, "hord_tr=9"),
-    ({"d2_bg_k1": -1.0}, "d2_bg_k1"),
+    ({"d2_bg_k1": -1.0}, "d2_bg_k1"), ({"consv_te": 5.0}, "consv_te=5.0: .* use a value <= 1"),
+    ({"d4_bg": 1.0}, "d4_bg=1.0: .* 0 <= d4_bg <= 0.16"),
 ])  # fmt: skip
 def test_3d_refusals_name_the_key(changes, key) -> None:
     with pytest.raises(FV3ConfigError, match=key.replace("(", r"\(")):

@@ -3,7 +3,7 @@ run's namelist, ``tc2_C24_d1``), a TC1 C24 one-day run and a JW06 baroclinic wav
 one-day run write the same fields, bit for bit, as the pinned references.
 
 Reference: SHA-256 of the float64 bytes of each output field, recorded by running the same
-configurations on commit c15ab4b (before fv3core's layout became FV3's alone) on an x86-64 AMD
+configurations on commit c15ab4b on an x86-64 AMD
 EPYC without AVX512F, NumPy 2.4.6, numpy backend. Tolerance 0: any change to the numerics, to
 the order of floating-point operations or to the grid generation changes a checksum. NumPy picks
 its float64 sin/cos/exp/log kernels by the CPU (AVX512F: its own SIMD kernels), which changes the

@@ -25,6 +25,10 @@ def test_config_errors_name_the_problem(tmp_path) -> None:
         FV3Config.from_dict({"resoluton": 24})
     with pytest.raises(FV3ConfigError, match="unstable"):
         FV3Config(resolution=12, dt=1e6).steps_for(5e-5)
+    with pytest.raises(FV3ConfigError, match=r"days=0.0001 \(8.64 s\) is shorter than half a "
+                       r"time step \(dt = 1200 s\): ask for at least 0.0138889 days"):  # fmt: skip
+        FV3Config(days=1e-4).steps_for(1e-5)
+    assert FV3Config(days=0.01).steps_for(1e-5) == (1, 1200.0)  # 864 s: one step, said in a warning
     cfg = tmp_path / "run.yaml"
     cfg.write_text("case: williamson1\nresolution: 24\nhord: 5\n")
     assert FV3Config.from_yaml(cfg) == FV3Config(resolution=24, hord=5)
@@ -58,8 +62,8 @@ def test_netcdf_output_is_cf_and_plot_draws(tmp_path) -> None:
         np.testing.assert_array_equal(ds["h"].values[0], result.fields["h"].transpose(0, 2, 1))
     png = plot_field(path, "h", tmp_path / "h.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    with pytest.raises(FV3ConfigError, match="no variable 'u'"):
-        plot_field(path, "u")
+    with pytest.raises(FV3ConfigError, match="no variable 'ps'"):
+        plot_field(path, "ps")  # a shallow-water run has no surface pressure
     assert not list(tmp_path.glob(".*"))  # no temporary files left behind
 
 

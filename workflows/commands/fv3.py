@@ -272,6 +272,11 @@ def _run_case(args: argparse.Namespace, mpi: bool) -> int:
     if "wind_l2" in d:
         lines.append(f"  wind: l1 {d['wind_l1']:.4e}  l2 {d['wind_l2']:.4e}  "
                      f"linf {d['wind_linf']:.4e}")  # fmt: skip
+    if "exact_l2" in d:
+        lines.append(f"  against the analytic solution (Williamson et al. 1992): h l1 "
+                     f"{d['exact_l1']:.4e}  l2 {d['exact_l2']:.4e}  linf {d['exact_linf']:.4e}; "
+                     f"wind l1 {d['exact_wind_l1']:.4e}  l2 {d['exact_wind_l2']:.4e}  "
+                     f"linf {d['exact_wind_linf']:.4e}")  # fmt: skip
     lines.append(f"  mass change {d['mass_relative_change']:.2e}  h in [{d['h_min']:.4g}, "
                  f"{d['h_max']:.4g}] m")  # fmt: skip
     if "energy_relative_change" in d:

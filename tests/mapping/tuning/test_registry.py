@@ -112,7 +112,7 @@ def test_fv3core_registers_through_its_entry_point() -> None:
     assert installed["fv3core"] == TUNABLE
     assert TUNABLE.modules == ("fv3core.stencils", "fv3core.vertical")
     assert TUNABLE.targets == load_corpus() and len(TUNABLE.targets) >= 35
-    assert TUNABLE.externals == {"iord": SUPPORTED_HORD, "normal_wind": (False, True)}
+    assert TUNABLE.externals == {"iord": SUPPORTED_HORD}
     assert TUNABLE in registered()
     assert Registry(group=None).tunables() == []  # nothing is known without registrations
 

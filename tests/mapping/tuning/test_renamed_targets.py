@@ -66,3 +66,21 @@ def test_format_1_import_renames_and_drops(tmp_path, monkeypatch) -> None:
     assert again.import_(db.export()) == 2
     with pytest.raises(TuningError, match="stratoflow-tuning-db/2"):
         again.import_({"format": "stratoflow-tuning-db/9"})
+
+
+def test_committed_database_names_todays_targets() -> None:
+    """Every target of the committed tuning database (docs/benchmarks/tuning_db.json, migrated
+    from format 1) resolves to a definition of today's packages, so `stratoflow bench tuning
+    --no-search` finds each stored search (reference: the modules on disk)."""
+    import json
+    from pathlib import Path
+
+    from mapping.tuning.targets import resolve
+
+    path = Path(__file__).resolve().parents[3] / "docs" / "benchmarks" / "tuning_db.json"
+    data = json.loads(path.read_text())
+    assert data["format"] == EXPORT_FORMAT
+    names = sorted({row["stencil"] for row in data["searches"]})
+    assert len([n for n in names if n.startswith("fv3core.")]) >= 35
+    for name in names:
+        resolve(name)
