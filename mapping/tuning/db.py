@@ -146,7 +146,7 @@ class TuningDB:
         if read_only and state is State.NEW:
             raise TuningError(
                 f"tuning database {self.path} does not exist (nothing has been tuned into it); "
-                "check the path, or create it with 'stratoflow tune search'"
+                "check --db or $STRATOFLOW_TUNING_DB, or create it with 'stratoflow tune search'"
             )
         if not read_only:
             try:
