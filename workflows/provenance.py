@@ -130,10 +130,7 @@ class ProvenanceDB:
             raise WorkflowError(
                 f"run database {self.path} is a folder, not a file; {_CHOOSE}"
             )
-        try:
-            state = identify(self.path, KIND)
-        except DatabaseIdentityError as exc:
-            raise WorkflowError(str(exc)) from None
+        state = self.identify(self.path)
         if read_only and state is State.NEW:
             raise WorkflowError(
                 f"run database {self.path} does not exist (no run has been recorded there); "
@@ -169,6 +166,16 @@ class ProvenanceDB:
         except WorkflowError:
             self._conn.close()
             raise
+
+    @staticmethod
+    def identify(path: Path) -> State:
+        """What ``path`` is (:func:`stencils.dbfile.identify`); WorkflowError naming it when it
+        is another database. Reads only: a command checks its ``--db`` before creating
+        anything."""
+        try:
+            return identify(path, KIND)
+        except DatabaseIdentityError as exc:
+            raise WorkflowError(str(exc)) from None
 
     def _add_columns(self) -> None:
         for table, columns in _ADDED_COLUMNS.items():

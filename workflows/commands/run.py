@@ -59,6 +59,7 @@ def print_summary(outcome: RunOutcome) -> None:
 def run_command(args: argparse.Namespace) -> int:
     spec = load_spec(args.spec, args.max_steps)
     site = load_site(args.site)
+    ProvenanceDB.identify(db_path(args.db, runs_dir(args.runs_dir)))  # before any folder is made
     runs = writable_dir(runs_dir(args.runs_dir))
     with ProvenanceDB(db_path(args.db, runs)) as db:
         runner = WorkflowRunner(spec, site, runs, db, force=args.force, spec_path=str(args.spec),

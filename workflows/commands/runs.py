@@ -50,7 +50,8 @@ def _db(args: argparse.Namespace, *, read_only: bool = False) -> ProvenanceDB:
     """The run database; ``read_only`` (list, show): a missing runs folder or database is an
     error naming it, and nothing is created."""
     runs = runs_dir(args.runs_dir)
-    if read_only and args.db is None and not os.environ.get("STRATOFLOW_DB") and not runs.is_dir():
+    explicit = args.runs_dir is not None or not os.environ.get("STRATOFLOW_DB")
+    if read_only and args.db is None and explicit and not runs.is_dir():
         raise WorkflowError(
             f"runs folder {runs} does not exist (no run has been recorded there); check "
             "--runs-dir or $STRATOFLOW_RUNS_DIR, or start a run with 'stratoflow run'"
@@ -64,8 +65,9 @@ def _when(t: float | None) -> str:
 
 def _no_database(args: argparse.Namespace) -> Path | None:
     """The run database's path when it does not exist yet (a runs folder without runs)."""
-    path = db_path(args.db, runs_dir(args.runs_dir))
-    return path if runs_dir(args.runs_dir).is_dir() and not path.exists() else None
+    runs = runs_dir(args.runs_dir)
+    path = db_path(args.db, runs)
+    return path if runs.is_dir() and not path.exists() else None
 
 
 def list_runs(args: argparse.Namespace) -> int:
