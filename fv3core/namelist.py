@@ -495,7 +495,7 @@ def read_namelist(path: str | Path, *, check_supported: bool = True) -> FV3Namel
     try:
         text = read_text(path, "a Fortran namelist (input.nml, &fv_core_nml ... /)", what="namelist")
     except InputFileError as exc:
-        raise FV3ConfigError(str(exc)) from None
+        raise FV3ConfigError(f"cannot read namelist {path}: it {exc.reason or exc}") from None
     nml = FV3Namelist.from_text(text, str(path))
     return nml.check_supported(str(path)) if check_supported else nml
 
@@ -674,9 +674,9 @@ def _parse(text: str, source: str) -> dict[str, dict[str, Any]]:
         if name.lower() not in parsed | {"end"}:  # f90nml drops a group that starts inside another one
             problems.append(f"&{name.lower()} starts before the group above it ends: end that "
                             "group with '/'")  # fmt: skip
-    for group, key, count in _repeated_keys(text):
-        problems.append(f"{group}: {key} is set {count} times (Fortran would keep the last "
-                        "silently); set it once")  # fmt: skip
+    for group, key, count in _repeated_keys(text):  # a warning: files written by appending
+        log.warning("%s: %s: %s is set %d times; the last value counts (as in Fortran): set it "
+                    "once", source, group, key, count)  # fmt: skip
     names = [name.lower() for name in nml.keys()]
     for name in sorted({n for n in names if names.count(n) > 1}):
         problems.append(f"&{name} appears {names.count(name)} times; give each group once")

@@ -7,7 +7,10 @@ class StencilError(ValueError):
 
 class InputFileError(ValueError):
     """An input file is missing, unreadable, binary, not UTF-8 or not the format expected; the
-    message names the file, what was expected and what to do (:mod:`stencils.textfile`)."""
+    message names the file, what was expected and what to do (:mod:`stencils.textfile`).
+    ``reason``: the message without the file's name (for a caller that names it itself)."""
+
+    reason: str = ""
 
 
 class DatabaseIdentityError(ValueError):

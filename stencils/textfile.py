@@ -23,14 +23,21 @@ from stencils.errors import InputFileError
 MAX_TEXT_BYTES = 256 * 1024 * 1024
 
 
+def _error(label: str, reason: str) -> InputFileError:
+    """``InputFileError("<label> <reason>")`` whose ``reason`` a caller may reword."""
+    exc = InputFileError(f"{label} {reason}")
+    exc.reason = reason
+    return exc
+
+
 def decode_text(data: bytes, source: str, expected: str) -> str:
     """``data`` decoded as UTF-8 (a leading byte-order mark dropped); InputFileError naming
     ``source`` and ``expected`` when it holds a NUL byte or is not UTF-8."""
     nul = data.find(b"\0")
     if nul >= 0:
         line = data.count(b"\n", 0, nul) + 1
-        raise InputFileError(
-            f"{source} is a binary file, not {expected} (a NUL byte at offset {nul}, line "
+        raise _error(
+            source, f"is a binary file, not {expected} (a NUL byte at offset {nul}, line "
             f"{line}); pass the UTF-8 text file instead"
         )
     try:
@@ -38,8 +45,8 @@ def decode_text(data: bytes, source: str, expected: str) -> str:
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         byte = data[exc.start : exc.start + 1].hex()
-        raise InputFileError(
-            f"{source} is not UTF-8 text (byte 0x{byte} at offset {exc.start}, line {line}); "
+        raise _error(
+            source, f"is not UTF-8 text (byte 0x{byte} at offset {exc.start}, line {line}); "
             f"expected {expected}: convert it to UTF-8 (e.g. iconv -f latin1 -t utf-8) or pass "
             "the right file"
         ) from None
@@ -52,21 +59,17 @@ def read_bytes(path: str | os.PathLike[str], expected: str, *, what: str = "file
     label = f"{what} {path}"
     try:
         if path.is_dir():
-            raise InputFileError(f"{label} is a folder, not a file; expected {expected}")
+            raise _error(label, f"is a folder, not a file; expected {expected}")
         size = path.stat().st_size
         if size > MAX_TEXT_BYTES:
-            raise InputFileError(
-                f"{label} has {size:,} bytes, more than {MAX_TEXT_BYTES:,}; expected {expected}"
-            )
+            raise _error(label, f"has {size:,} bytes, more than {MAX_TEXT_BYTES:,}; expected {expected}")
         with open(path, "rb") as fh:
             return fh.read(MAX_TEXT_BYTES + 1)
     except FileNotFoundError:
-        raise InputFileError(
-            f"{label} does not exist; expected {expected}: check the path"
-        ) from None
+        raise _error(label, f"does not exist; expected {expected}: check the path") from None
     except OSError as exc:
-        raise InputFileError(
-            f"{label} cannot be read ({exc.strerror or exc}); expected {expected}: check its "
+        raise _error(
+            label, f"cannot be read ({exc.strerror or exc}); expected {expected}: check its "
             "permissions"
         ) from None
 
