@@ -308,6 +308,14 @@ class TuneStep(StepBase):
     input_kinds: ClassVar[dict[str, tuple[str, ...]]] = {"db_from": ("tune",)}
 
     @model_validator(mode="after")
+    def _check_domain(self) -> TuneStep:
+        from mapping.tuning.records import parse_domain  # the check of `tune --domain`
+
+        if self.domain is not None:
+            parse_domain(self.domain)
+        return self
+
+    @model_validator(mode="after")
     def _transfer_needs_db(self) -> TuneStep:
         if self.mode == "transfer" and self.db_from is None:
             raise ValueError(
@@ -321,10 +329,21 @@ class ENS10SampleStep(StepBase):
     """Write the ENS-10 sample data set (``ens10.sample.make_sample``)."""
 
     kind: Literal["ens10_sample"]
-    grid: Float = Field(default=5.0, gt=0, le=30, description="grid spacing in degrees")
+    grid: Float = Field(default=5.0, gt=0, description="grid spacing in degrees")
     years: str = Field(default="1998-2017", pattern=r"^\d{4}-\d{4}$")
     n_dates: Int = Field(default=20, ge=1, le=105)
     layouts: tuple[Literal["grib", "netcdf"], ...] = ("netcdf",)
+
+    @model_validator(mode="after")
+    def _check_grid(self) -> ENS10SampleStep:
+        from ens10.errors import ENS10DataError
+        from ens10.grid import FINEST_GRID, check_grid  # the check of `ens10 make-sample --grid`
+
+        try:
+            check_grid(self.grid, finest=FINEST_GRID)
+        except ENS10DataError as exc:
+            raise ValueError(f"grid: {exc}") from None
+        return self
 
 
 class ENS10TrainStep(StepBase):

@@ -109,6 +109,28 @@ _JSON_COLUMNS: dict[tuple[str, str], type] = {
 }  # fmt: skip
 
 
+#: the most grid points a tuning domain may have (2 GiB per float64 field)
+MAX_DOMAIN_POINTS = 1 << 28
+
+
+def parse_domain(text: str) -> tuple[int, int, int]:
+    """The tuning domain ``nx,ny,nz`` (or ``nxXnyXnz``): three sizes >= 1 of at most
+    :data:`MAX_DOMAIN_POINTS` points. The one check of every path that takes a domain (``tune
+    --domain``, a spec's ``tune`` step); ValueError saying what is wrong."""
+    try:
+        parts = tuple(int(x) for x in str(text).replace("x", ",").split(","))
+    except ValueError:
+        raise ValueError(f"domain must be nx,ny,nz (e.g. 96,96,48), got {text!r}") from None
+    if len(parts) != 3 or min(parts) < 1:
+        raise ValueError(f"domain must be three sizes >= 1 (nx,ny,nz), got {text!r}")
+    if parts[0] * parts[1] * parts[2] > MAX_DOMAIN_POINTS:
+        raise ValueError(
+            f"domain {text} has {parts[0] * parts[1] * parts[2]:,} points; at most "
+            f"{MAX_DOMAIN_POINTS:,} (2 GiB per field) are measured"
+        )
+    return parts  # type: ignore[return-value]
+
+
 def describe_errors(exc: ValidationError) -> str:
     """A pydantic error as ``field: problem, got VALUE (type)`` items."""
     parts = []

@@ -26,23 +26,13 @@ from workflows.commands.argtypes import positive_number, whole_number
 log = logging.getLogger(__name__)
 
 
-#: the most grid points a tuning domain may have (2 GiB per float64 field)
-MAX_DOMAIN_POINTS = 1 << 28
-
-
 def _domain(text: str) -> tuple[int, int, int]:
+    from mapping.tuning.records import parse_domain
+
     try:
-        parts = tuple(int(x) for x in text.replace("x", ",").split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--domain must be nx,ny,nz (e.g. 96,96,48), got {text!r}") from None
-    if len(parts) != 3 or min(parts) < 1:
-        raise argparse.ArgumentTypeError(f"--domain must be three positive sizes, got {text!r}")
-    if parts[0] * parts[1] * parts[2] > MAX_DOMAIN_POINTS:
-        raise argparse.ArgumentTypeError(
-            f"--domain {text} has {parts[0] * parts[1] * parts[2]:,} points; at most "
-            f"{MAX_DOMAIN_POINTS:,} (2 GiB per field) are measured"
-        )
-    return parts  # type: ignore[return-value]
+        return parse_domain(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _output_file(path: Path, option: str) -> Path:
@@ -157,7 +147,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("stencil", metavar="STENCIL|PROGRAM",
                    help="hdiff, module:function[x], biharmonic, smooth_advect, module:attribute")
-    p.add_argument("--k", type=whole_number(1), default=3, help="neighbours to transfer from (default 3)")
+    p.add_argument("--k", type=whole_number(1, 64), default=3, help="neighbours to transfer from (1 to 64, as a spec's tune step; default 3)")
     p.add_argument("--per-neighbour", type=whole_number(1), default=1,
                    help="best schedules taken per neighbour (--rule best)")
     p.add_argument("--rule", choices=("best", "consensus"), default="best",
