@@ -54,3 +54,14 @@ def test_decode_text_of_standard_input() -> None:
     assert decode_text(b"abc", "standard input", "a spec") == "abc"
     with pytest.raises(InputFileError, match="standard input is not UTF-8 text"):
         decode_text(b"\xc3\x28", "standard input", "a spec")
+
+
+def test_a_generated_block_is_not_written_into_a_page_that_is_not_utf8(tmp_path: Path) -> None:
+    from stencils.atomic import atomic_update_block
+
+    page = tmp_path / "page.md"
+    page.write_bytes("# R\u00e9sultats\n".encode("latin-1"))
+    with pytest.raises(InputFileError, match=r"page .*page\.md is not UTF-8 text"):
+        atomic_update_block(page, "benchmark", "| a |")
+    assert page.read_bytes() == "# R\u00e9sultats\n".encode("latin-1")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["page.md"]
