@@ -261,6 +261,17 @@ class FV3Step(StepBase):
         reads and runs), so every sweep combination is refused before anything runs."""
         from fv3core.errors import FV3ConfigError
 
+        if self.tuning_db is not None:  # a tuning database, not a folder or another database
+            from mapping.tuning.db import KIND
+            from stencils.dbfile import identify
+            from stencils.errors import DatabaseIdentityError
+
+            if self.tuning_db.is_dir():
+                raise ValueError(f"tuning_db: {self.tuning_db} is a folder, not a tuning database file")
+            try:
+                identify(self.tuning_db, KIND)
+            except DatabaseIdentityError as exc:
+                raise ValueError(f"tuning_db: {exc}") from None
         try:
             self.fv3_config()
         except FV3ConfigError as exc:
