@@ -75,3 +75,34 @@ def test_sigterm_during_the_expansion_of_a_large_sweep_ends_within_5_s(tmp_path:
     assert proc.returncode == 143, stderr
     assert "interrupted by SIGTERM" in stderr and "Traceback" not in stderr, stderr
     assert not (tmp_path / "runs").exists()
+
+
+def test_a_signal_while_steps_are_checked_and_recorded_stops_the_run(tmp_path: Path) -> None:
+    """The loop that checks and records each step before any runs stops at the first SIGTERM
+    or SIGINT (here: the stop flag the signal handler sets, raised after the first step): the
+    run ends interrupted and the later steps are never recorded."""
+    from workflows.engine import WorkflowRunner
+    from workflows.provenance import ProvenanceDB
+    from workflows.sites import load_site
+
+    spec = parse_spec({"name": "stop", "steps": [
+        {"name": f"s{i}", "kind": "command", "argv": ["true"]} for i in range(5)
+    ]}, "stop.yaml")  # fmt: skip
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    with ProvenanceDB(runs / "stratoflow.db") as db:
+        runner = WorkflowRunner(spec, load_site("threads"), runs, db, progress=False)
+        checked: list[str] = []
+        original = runner._precheck
+
+        def precheck(inst, outcomes):  # noqa: ANN001, ANN202
+            checked.append(inst.id)
+            runner._stop.set()  # what the first signal does
+            return original(inst, outcomes)
+
+        runner._precheck = precheck  # type: ignore[method-assign]
+        with pytest.raises(KeyboardInterrupt):
+            runner()
+        assert checked == ["s0"]
+        assert db.get_run(spec.run_id)["status"] == "interrupted"
+        assert {s["step_id"] for s in db.steps(spec.run_id)} <= {"s0"}
