@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from stencils.atomic import atomic_update_block, atomic_write_text
+from stencils.errors import InputFileError
+from stencils.textfile import read_json
 
 log = logging.getLogger(__name__)
 
@@ -199,11 +201,27 @@ def write_json(path: Path | str, payload: dict[str, Any]) -> Path:
     return atomic_write_text(path, json.dumps(payload, indent=2, sort_keys=False) + "\n")
 
 
+def load_payload(path: Path, option: str = "--json") -> dict[str, Any]:
+    """A benchmark's saved JSON (for ``--render-only``), read through :mod:`stencils.textfile`;
+    a missing, unreadable, non-JSON or foreign file is a BenchmarkError naming it."""
+    expected = "a benchmark result written by 'stratoflow bench NAME --json FILE'"
+    try:
+        payload = read_json(path, expected, what=f"{option} file")
+    except InputFileError as exc:
+        raise BenchmarkError(f"{exc}; run the benchmark without --render-only first") from None
+    if not isinstance(payload, dict) or "benchmark" not in payload:
+        raise BenchmarkError(
+            f"{option} file {path} is not a benchmark result (no 'benchmark' key); expected "
+            f"{expected}: run the benchmark without --render-only first"
+        )
+    return payload
+
+
 def measured_or_loaded(args: Any, measure: Callable[[Any], dict[str, Any]]) -> dict[str, Any]:
     """The payload of a benchmark with ``--json`` and ``--render-only``: read from ``args.json``
     when rendering only, else ``measure(args)``, written to ``args.json`` first."""
     if args.render_only:
-        return json.loads(Path(args.json).read_text())
+        return load_payload(Path(args.json))
     payload = measure(args)
     write_json(args.json, payload)
     return payload

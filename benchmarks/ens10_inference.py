@@ -62,7 +62,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="PyTorch dtypes to time (default both; float64 LeNet takes minutes per call on "
                         "2 cores); the error is measured against the last one")
     p.add_argument("--threads", type=int, default=os.cpu_count() or 1)
-    p.add_argument("--doc", type=Path, default=DOCS_BENCH / "ens10-inference.md",
+    p.add_argument("--markdown", type=Path, default=DOCS_BENCH / "ens10-inference.md",
                    help="Markdown output (default docs/benchmarks/ens10-inference.md)")
 
 
@@ -239,7 +239,7 @@ def run(args: argparse.Namespace) -> int:
                "d_model": args.d_model, "results": results}
     if args.json:
         write_json(args.json, payload)
-    write_markdown(args.doc, _markdown(payload, args))
+    write_markdown(args.markdown, _markdown(payload, args))
     print(_table(payload))
     return 0
 

@@ -14,7 +14,6 @@ larger run (e.g. 24 ranks, layout 2) to the JSON of an earlier one and regenerat
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import resource
 import statistics
@@ -37,6 +36,8 @@ from benchmarks.common import (
 )
 from benchmarks.peers_halo import pace_venv, report
 from benchmarks.peers_halo.pace_worker import FIELDS, N_SCALARS, field_shapes
+from stencils.errors import InputFileError
+from stencils.textfile import read_json
 
 NAME = "halo"
 HELP = "cubed-sphere halo exchange vs. pace-util and raw MPI (run under mpiexec -n 6)"
@@ -209,12 +210,16 @@ def _rss_mb() -> float:
 def _base_payload(args: argparse.Namespace) -> dict[str, Any]:
     """The earlier run a ``--weak-scaling`` run is added to (checked on every rank)."""
     try:
-        base = json.loads(Path(args.json).read_text())
-    except (OSError, ValueError) as exc:
+        base = read_json(Path(args.json), "the results of 'stratoflow bench halo --json'",
+                         what="--json file")  # fmt: skip
+    except InputFileError as exc:
         raise BenchmarkError(
-            f"--weak-scaling adds to the results of an earlier run in --json {args.json}, which "
-            f"cannot be read ({exc}): run `{report.WEAK_SCALING_COMMANDS[0]}` first"
-        ) from exc
+            f"--weak-scaling adds to the results of an earlier run: {exc}; run "
+            f"`{report.WEAK_SCALING_COMMANDS[0]}` first"
+        ) from None
+    if not isinstance(base, dict):
+        raise BenchmarkError(f"--json {args.json} is not a 'bench halo' result: run "
+                             f"`{report.WEAK_SCALING_COMMANDS[0]}` first")  # fmt: skip
     per_rank = {int(c) // args.layout for c in args.case_list}
     if not any(r.get("cells_per_rank") in per_rank for r in base.get("results", [])):
         raise BenchmarkError(
@@ -226,9 +231,10 @@ def _base_payload(args: argparse.Namespace) -> dict[str, Any]:
 
 def _has_weak_scaling(path: Path) -> bool:
     try:
-        return "weak_scaling" in json.loads(path.read_text())
-    except (OSError, ValueError):
+        data = read_json(path, "the results of 'stratoflow bench halo --json'")
+    except InputFileError:
         return False
+    return isinstance(data, dict) and "weak_scaling" in data
 
 
 def run(args: argparse.Namespace) -> int:

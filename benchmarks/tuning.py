@@ -38,6 +38,8 @@ from benchmarks.common import (
     write_markdown,
 )
 from stencils.atomic import atomic_write_bytes
+from stencils.errors import InputFileError
+from stencils.textfile import read_json
 
 NAME = "tuning"
 HELP = "leave-one-out transfer tuning vs exhaustive search over the stencil library (+ fv3core)"
@@ -223,7 +225,11 @@ def run(args: argparse.Namespace) -> int:
     cache: dict[str, Any] = {}
     machine = machine_id()
     if cache_path.exists() and not args.remeasure:
-        cache = json.loads(cache_path.read_text())
+        try:
+            cache = read_json(cache_path, "the remeasurement cache of 'stratoflow bench tuning'",
+                              what="cache file")  # fmt: skip
+        except InputFileError as exc:
+            raise BenchmarkError(f"{exc}; delete it or pass --remeasure") from None
     results: list[dict[str, Any]] = []
     scores = []
     encoder_path = None

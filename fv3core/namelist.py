@@ -46,6 +46,8 @@ from typing import Any
 from fv3core.errors import FV3ConfigError
 from fv3core.scheme_limits import SUPPORTED_HORD
 from fv3core.vertical.eta import SUPPORTED_NPZ
+from stencils.errors import InputFileError
+from stencils.textfile import read_text
 
 log = logging.getLogger(__name__)
 
@@ -491,9 +493,9 @@ def read_namelist(path: str | Path, *, check_supported: bool = True) -> FV3Namel
     (:meth:`FV3Namelist.unsupported`). Every problem is an FV3ConfigError naming ``path``."""
     path = Path(path)
     try:
-        text = path.read_text()
-    except OSError as exc:
-        raise FV3ConfigError(f"cannot read namelist {path}: {exc.strerror or exc}") from None
+        text = read_text(path, "a Fortran namelist (input.nml, &fv_core_nml ... /)", what="namelist")
+    except InputFileError as exc:
+        raise FV3ConfigError(f"cannot read namelist {path}: it {exc.reason or exc}") from None
     nml = FV3Namelist.from_text(text, str(path))
     return nml.check_supported(str(path)) if check_supported else nml
 
@@ -672,6 +674,9 @@ def _parse(text: str, source: str) -> dict[str, dict[str, Any]]:
         if name.lower() not in parsed | {"end"}:  # f90nml drops a group that starts inside another one
             problems.append(f"&{name.lower()} starts before the group above it ends: end that "
                             "group with '/'")  # fmt: skip
+    for group, key, count in _repeated_keys(text):  # a warning: files written by appending
+        log.warning("%s: %s: %s is set %d times; the last value counts (as in Fortran): set it "
+                    "once", source, group, key, count)  # fmt: skip
     names = [name.lower() for name in nml.keys()]
     for name in sorted({n for n in names if names.count(n) > 1}):
         problems.append(f"&{name} appears {names.count(name)} times; give each group once")
@@ -696,6 +701,26 @@ def _parse(text: str, source: str) -> dict[str, dict[str, Any]]:
     if problems:
         raise FV3ConfigError(f"{source}: " + "\n  ".join(["invalid namelist:", *problems]))
     return groups
+
+
+_STRING = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"")
+_ASSIGNED = re.compile(r"(?:^|[\s,])([A-Za-z]\w*)\s*(?:\([^)]*\))?\s*=")
+
+
+def _repeated_keys(text: str) -> list[tuple[str, str, int]]:
+    """(group, key, times) of every key assigned more than once in a group (case-insensitive,
+    strings and ``!`` comments left out; an indexed ``key(i) =`` counts as its key)."""
+    out: list[tuple[str, str, int]] = []
+    bare = "\n".join(_STRING.sub("''", line).split("!", 1)[0] for line in text.splitlines())
+    for match in re.finditer(r"[&$]([A-Za-z]\w*)(.*?)(?:/|(?:^|\s)[&$])", bare, re.S | re.M):
+        group, body = match.group(1).lower(), match.group(2)
+        if group == "end":
+            continue
+        keys = [k.lower() for k in _ASSIGNED.findall(body)]
+        indexed = {k.lower() for k in re.findall(r"([A-Za-z]\w*)\s*\(", body)}
+        for key in sorted({k for k in keys if keys.count(k) > 1 and k not in indexed}):
+            out.append((group, key, keys.count(key)))
+    return out
 
 
 @cache

@@ -56,6 +56,8 @@ def replace_block(text: str, name: str, body: str) -> str:
 def atomic_update_block(path: str | Path, name: str, body: str) -> Path:
     """Rewrite the marked block ``name`` of the text file ``path`` (created if missing) with
     ``body`` (:func:`replace_block`), atomically."""
+    from stencils.textfile import read_text
+
     path = Path(path)
-    text = path.read_text() if path.exists() else ""
+    text = read_text(path, "a UTF-8 Markdown page", what="page") if path.exists() else ""
     return atomic_write_text(path, replace_block(text, name, body))

@@ -9,3 +9,6 @@ from pathlib import Path
 os.environ.setdefault(
     "STRATOFLOW_CACHE_DIR", str(Path(__file__).resolve().parent.parent / ".stratoflow_cache")
 )
+
+# Each test's peak memory, with the largest in the terminal summary and a limit (tests/memory_peaks.py).
+pytest_plugins = ["tests.memory_peaks"]

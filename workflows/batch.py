@@ -24,7 +24,7 @@ from workflows.errors import WorkflowError
 from workflows.executors import VENV_BIN
 from workflows.outputs import atomic_write_text
 from workflows.sites import SiteProfile
-from workflows.spec import WorkflowSpec, expand
+from workflows.spec import DEFAULT_MAX_STEPS, WorkflowSpec, expand, instance_counts
 
 log = logging.getLogger(__name__)
 _SAFE = re.compile(r"^[A-Za-z0-9_.,:=+/@%-]+$")
@@ -35,7 +35,7 @@ TERMINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_
 def max_ranks(spec: WorkflowSpec) -> int:
     """The most MPI ranks any step of the spec needs (the job's ``--ntasks``)."""
     ranks = 1
-    for inst in expand(spec):
+    for inst in expand(spec, limit=sys.maxsize):  # its size was checked when it was loaded
         r = getattr(inst.step, "ranks", 1)
         ranks = max(ranks, int(r))
     return ranks
@@ -64,6 +64,9 @@ def sbatch_script(spec: WorkflowSpec, spec_copy: Path, site: SiteProfile, runs_d
             raise WorkflowError(f"unsafe batch directive {line!r}: check the site profile and run dir")
     cmd = [sys.executable, "-m", "workflows.cli", "run", str(spec_copy), "--site", "inline",
            "--runs-dir", str(runs_dir.resolve()), "--db", str(db.resolve()), "--no-progress"]  # fmt: skip
+    count = sum(instance_counts(spec).values())
+    if count > DEFAULT_MAX_STEPS:  # submitted with a higher --max-steps: the job runs it too
+        cmd += ["--max-steps", str(count)]
     lines += [
         "set -euo pipefail",
         f"cd {shlex.quote(str(Path.cwd()))}",

@@ -21,7 +21,9 @@ import logging
 import os
 import pkgutil
 import select
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 
 import workflows.commands
@@ -87,8 +89,20 @@ def _command_of(argv: Sequence[str]) -> str | None:
     return next((a for a in argv if not a.startswith("-")), None)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the main thread is (like Ctrl-C's KeyboardInterrupt), so that every
+    phase of a command -- spec expansion, database writes, a run -- stops within moments."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command line; its exit status."""
+    """Run one command line; its exit status (130 after SIGINT, 143 after SIGTERM)."""
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         status = _main(list(sys.argv[1:] if argv is None else argv))
         sys.stdout.flush()  # a reader that went away shows here, not at interpreter exit
@@ -98,6 +112,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         _discard_stdout()
         return 141  # 128 + SIGPIPE
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def _main(argv: list[str]) -> int:
@@ -122,9 +139,10 @@ def _main(argv: list[str]) -> int:
         with abort_on_failure(f"stratoflow {_command_of(argv)}",
                               with_traceback=lambda exc: not (brief and is_user_error(exc))):  # fmt: skip
             return int(handler(args) or 0)
-    except KeyboardInterrupt:
-        log.error("interrupted")
-        return 130
+    except KeyboardInterrupt as exc:
+        terminated = isinstance(exc, Terminated)
+        log.error("interrupted by %s; stopped", "SIGTERM" if terminated else "SIGINT")
+        return 143 if terminated else 130
     except BrokenPipeError:
         raise
     except Exception as exc:  # a clear one-line error for known failures, traceback with -vv

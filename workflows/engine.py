@@ -117,6 +117,7 @@ class WorkflowRunner:
         force: bool = False,
         spec_path: str = "",
         progress: bool = True,
+        max_steps: int | None = None,
     ):
         self.spec = spec
         self.site = site
@@ -126,7 +127,7 @@ class WorkflowRunner:
         self.progress = progress
         self.run_id = spec.run_id
         self.run_dir = Path(runs_dir).resolve() / self.run_id
-        self.instances = expand(spec)
+        self.instances = expand(spec, max_steps)
         self.by_id = {i.id: i for i in self.instances}
         self.keys: dict[str, StepKey] = {}
         self.hashes: dict[str, str] = {}
@@ -166,6 +167,8 @@ class WorkflowRunner:
                 outcomes: dict[str, StepOutcome] = {}
                 todo: list[StepInstance] = []
                 for inst in self.instances:
+                    if self._stop.is_set():  # a signal while steps are checked and recorded
+                        raise KeyboardInterrupt
                     outcome = self._precheck(inst, outcomes)
                     if outcome is None:
                         todo.append(inst)

@@ -26,6 +26,8 @@ _USER_ERROR_NAMES = {
     "ENS10DataError",
     "TuningError",
     "BenchmarkError",
+    "InputFileError",
+    "DatabaseIdentityError",
 }
 
 

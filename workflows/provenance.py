@@ -31,6 +31,16 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from stencils.dbfile import (
+    RUN_DB_ID,
+    DatabaseKind,
+    State,
+    columns_of,
+    identify,
+    read_only_uri,
+    stamp,
+)
+from stencils.errors import DatabaseIdentityError
 from workflows.errors import WorkflowError
 from workflows.paths import writable_dir
 from workflows.status import FINISHED, RunStatus, StepStatus
@@ -97,37 +107,75 @@ def git_commit() -> str:
     return commit + ("+dirty" if dirty else "")
 
 
-class ProvenanceDB:
-    """The run database at ``path`` (created on first use, checked when opened)."""
+#: The identity of a run database (:mod:`stencils.dbfile`); a database without one that has
+#: these tables (the columns of ``_ADDED_COLUMNS`` came later) is recognised and stamped.
+_COLUMNS = columns_of(SCHEMA)
+KIND = DatabaseKind(
+    what="run database", application_id=RUN_DB_ID, version=1, tables=_COLUMNS,
+    required={t: (c - {a.split()[0] for a in _ADDED_COLUMNS.get(t, ())}) for t, c in _COLUMNS.items()},
+    choose="choose another run database with --db FILE or $STRATOFLOW_DB (or another --runs-dir)",
+)
 
-    def __init__(self, path: str | Path):
+
+class ProvenanceDB:
+    """The run database at ``path`` (created on first use, checked when opened).
+
+    ``read_only``: the database must exist and is only read (``runs list``, ``runs show``):
+    nothing is created, stamped or migrated."""
+
+    def __init__(self, path: str | Path, *, read_only: bool = False):
         self.path = Path(path)
         self._lock = threading.RLock()
         if self.path.is_dir():
             raise WorkflowError(
-                f"run database {self.path} is a folder; {_CHOOSE}"
+                f"run database {self.path} is a folder, not a file; {_CHOOSE}"
             )
-        writable_dir(self.path.parent, "run database folder", _CHOOSE)
+        state = self.identify(self.path)
+        if read_only and state is State.NEW:
+            raise WorkflowError(
+                f"run database {self.path} does not exist (no run has been recorded there); "
+                f"check the path, or {_CHOOSE}"
+            )
+        if not read_only:
+            writable_dir(self.path.parent, "run database folder", _CHOOSE)
         try:
-            self._conn = sqlite3.connect(
-                self.path, timeout=60, check_same_thread=False, isolation_level=None
-            )
+            if read_only:
+                self._conn = sqlite3.connect(read_only_uri(self.path), uri=True, timeout=60, check_same_thread=False,
+                                             isolation_level=None)  # fmt: skip
+            else:
+                self._conn = sqlite3.connect(
+                    self.path, timeout=60, check_same_thread=False, isolation_level=None
+                )
         except sqlite3.Error as exc:
             raise self._error(exc) from None
         try:
             self._conn.row_factory = sqlite3.Row
-            self._conn.execute("PRAGMA journal_mode=WAL")
+            if state in (State.NEW, State.LEGACY) and not read_only:
+                stamp(self._conn, KIND)  # before WAL, so the header carries it at once
+            if not read_only:
+                self._conn.execute("PRAGMA journal_mode=WAL")
             problems = [r[0] for r in self._conn.execute("PRAGMA quick_check").fetchall()]
             if problems != ["ok"]:
                 raise WorkflowError(_damaged(self.path, "; ".join(problems[:3])))
-            self._conn.executescript(SCHEMA)
-            self._add_columns()
+            if not read_only:
+                self._conn.executescript(SCHEMA)
+                self._add_columns()
         except sqlite3.Error as exc:
             self._conn.close()
             raise self._error(exc) from None
         except WorkflowError:
             self._conn.close()
             raise
+
+    @staticmethod
+    def identify(path: Path) -> State:
+        """What ``path`` is (:func:`stencils.dbfile.identify`); WorkflowError naming it when it
+        is another database. Reads only: a command checks its ``--db`` before creating
+        anything."""
+        try:
+            return identify(path, KIND)
+        except DatabaseIdentityError as exc:
+            raise WorkflowError(str(exc)) from None
 
     def _add_columns(self) -> None:
         for table, columns in _ADDED_COLUMNS.items():
@@ -234,11 +282,17 @@ class ProvenanceDB:
             rows = self._query(
                 "SELECT * FROM runs WHERE substr(run_id, 1, ?) = ?", (len(run_id), run_id)
             )
-        if len(rows) != 1:
-            known = ", ".join(r["run_id"] for r in self.list_runs()[:10]) or "none"
-            what = "is ambiguous" if rows else "is not in"
+        if len(rows) > 1:
+            matching = sorted(r["run_id"] for r in rows)
+            shown = ", ".join(matching[:10]) + (f" and {len(matching) - 10} more" if len(matching) > 10 else "")
             raise WorkflowError(
-                f"run {run_id!r} {what} the run database {self.path}; known runs: {known}"
+                f"run prefix {run_id!r} is ambiguous in the run database {self.path}: "
+                f"{len(matching)} runs start with it ({shown}); give more of the id"
+            )
+        if not rows:
+            known = ", ".join(r["run_id"] for r in self.list_runs()[:10]) or "none"
+            raise WorkflowError(
+                f"run {run_id!r} is not in the run database {self.path}; known runs: {known}"
             )
         return rows[0]
 

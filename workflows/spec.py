@@ -15,6 +15,8 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -33,6 +35,8 @@ from pydantic import (
     model_validator,
 )
 
+from stencils.errors import InputFileError
+from stencils.textfile import read_text
 from workflows.errors import SpecError
 
 # --- safe scalar types -------------------------------------------------------------------
@@ -257,6 +261,17 @@ class FV3Step(StepBase):
         reads and runs), so every sweep combination is refused before anything runs."""
         from fv3core.errors import FV3ConfigError
 
+        if self.tuning_db is not None:  # a tuning database, not a folder or another database
+            from mapping.tuning.db import KIND
+            from stencils.dbfile import identify
+            from stencils.errors import DatabaseIdentityError
+
+            if self.tuning_db.is_dir():
+                raise ValueError(f"tuning_db: {self.tuning_db} is a folder, not a tuning database file")
+            try:
+                identify(self.tuning_db, KIND)
+            except DatabaseIdentityError as exc:
+                raise ValueError(f"tuning_db: {exc}") from None
         try:
             self.fv3_config()
         except FV3ConfigError as exc:
@@ -304,6 +319,14 @@ class TuneStep(StepBase):
     input_kinds: ClassVar[dict[str, tuple[str, ...]]] = {"db_from": ("tune",)}
 
     @model_validator(mode="after")
+    def _check_domain(self) -> TuneStep:
+        from mapping.tuning.records import parse_domain  # the check of `tune --domain`
+
+        if self.domain is not None:
+            parse_domain(self.domain)
+        return self
+
+    @model_validator(mode="after")
     def _transfer_needs_db(self) -> TuneStep:
         if self.mode == "transfer" and self.db_from is None:
             raise ValueError(
@@ -317,10 +340,21 @@ class ENS10SampleStep(StepBase):
     """Write the ENS-10 sample data set (``ens10.sample.make_sample``)."""
 
     kind: Literal["ens10_sample"]
-    grid: Float = Field(default=5.0, gt=0, le=30, description="grid spacing in degrees")
+    grid: Float = Field(default=5.0, gt=0, description="grid spacing in degrees")
     years: str = Field(default="1998-2017", pattern=r"^\d{4}-\d{4}$")
     n_dates: Int = Field(default=20, ge=1, le=105)
     layouts: tuple[Literal["grib", "netcdf"], ...] = ("netcdf",)
+
+    @model_validator(mode="after")
+    def _check_grid(self) -> ENS10SampleStep:
+        from ens10.errors import ENS10DataError
+        from ens10.grid import FINEST_GRID, check_grid  # the check of `ens10 make-sample --grid`
+
+        try:
+            check_grid(self.grid, finest=FINEST_GRID)
+        except ENS10DataError as exc:
+            raise ValueError(f"grid: {exc}") from None
+        return self
 
 
 class ENS10TrainStep(StepBase):
@@ -394,7 +428,13 @@ class WorkflowSpec(_Model):
             if step.name in seen:
                 raise ValueError(f"steps[{i}].name: step name {step.name!r} is used twice")
             for ref in (*step.after, *step.inputs()):
-                if ref == step.name or ref not in names:
+                if ref == step.name:
+                    raise ValueError(
+                        f"steps[{i}] ({step.name}): depends on itself ({ref!r} in "
+                        f"{'after' if ref in step.after else 'its inputs'}); a step can only "
+                        "depend on other steps: remove it"
+                    )
+                if ref not in names:
                     raise ValueError(
                         f"steps[{i}] ({step.name}): refers to unknown step {ref!r}; "
                         f"known steps: {', '.join(n for n in names if n != step.name)}"
@@ -463,8 +503,49 @@ class StepInstance:
         return safe
 
 
-def expand(spec: WorkflowSpec) -> list[StepInstance]:
-    """Expand sweeps into step instances, in dependency order."""
+#: step instances a spec may expand to unless ``--max-steps`` or ``$STRATOFLOW_MAX_STEPS`` says
+#: otherwise (a sweep's instances multiply; each one gets a folder and database rows)
+DEFAULT_MAX_STEPS = 1000
+MAX_STEPS_OPTION = "--max-steps N or $STRATOFLOW_MAX_STEPS"
+
+
+def max_steps(value: int | None = None) -> int:
+    """The bound on step instances: ``value``, else ``$STRATOFLOW_MAX_STEPS``, else
+    :data:`DEFAULT_MAX_STEPS`."""
+    if value is not None:
+        return value
+    text = os.environ.get("STRATOFLOW_MAX_STEPS", "").strip()
+    if not text:
+        return DEFAULT_MAX_STEPS
+    if not text.isdigit() or int(text) < 1:
+        raise SpecError(f"$STRATOFLOW_MAX_STEPS={text!r}: give a whole number >= 1")
+    return int(text)
+
+
+def instance_counts(spec: WorkflowSpec) -> dict[str, int]:
+    """Step name -> how many instances its sweep expands to (counted, not expanded)."""
+    return {s.name: math.prod(len(v) for v in s.sweep.values()) for s in spec.steps}
+
+
+def check_size(spec: WorkflowSpec, limit: int | None = None, source: str = "<spec>") -> int:
+    """The number of step instances of ``spec``; SpecError stating the count when it exceeds
+    the bound (:func:`max_steps`), before anything is expanded or written."""
+    counts = instance_counts(spec)
+    total, bound = sum(counts.values()), max_steps(limit)
+    if total > bound:
+        biggest = sorted(counts.items(), key=lambda kv: -kv[1])[:3]
+        shown = ", ".join(f"{name}: {n:,}" for name, n in biggest)
+        raise SpecError(
+            f"{source}: the spec expands to {total:,} step instances ({shown}), more than the "
+            f"limit of {bound:,}: shorten the sweeps, split the spec, or raise the limit with "
+            f"{MAX_STEPS_OPTION}"
+        )
+    return total
+
+
+def expand(spec: WorkflowSpec, limit: int | None = None) -> list[StepInstance]:
+    """Expand sweeps into step instances, in dependency order (at most :func:`max_steps`)."""
+    check_size(spec, limit)
     by_name: dict[str, list[StepInstance]] = {}
     order = _toposort({s.name: set(s.after) | set(s.inputs()) for s in spec.steps})
     steps = {s.name: s for s in spec.steps}
@@ -528,8 +609,9 @@ def _format_loc(loc: Iterable[Any], data: Any) -> str:
         elif isinstance(node, dict) and item in node:
             parts.append(f".{item}" if parts else str(item))
             node = node[item]
-        elif item in KIND_MODELS:  # the union's tag in the location, not a key
-            parts.append(f" ({item})")
+        elif item in KIND_MODELS:  # the union's tag in the location, not a key: name the step
+            name = node.get("name") if isinstance(node, dict) else None
+            parts.append(f" ({name}, kind {item})" if isinstance(name, str) else f" (kind {item})")
         else:
             parts.append(f".{item}" if parts else str(item))
             node = None
@@ -584,17 +666,21 @@ def _spec_error(source: str, errors: list[str]) -> SpecError:
     return SpecError(f"{source}: invalid spec:\n  " + "\n  ".join(errors))
 
 
-def parse_spec(data: Any, source: str = "<spec>", base_dir: Path | None = None) -> WorkflowSpec:
+def parse_spec(
+    data: Any, source: str = "<spec>", base_dir: Path | None = None, limit: int | None = None
+) -> WorkflowSpec:
     """Validate a spec given as plain data; relative paths are resolved against ``base_dir``.
 
     Every step instance (each sweep combination) is validated, and every problem found is
-    reported in one SpecError: all missing files, all invalid combinations."""
+    reported in one SpecError: all missing files, all invalid combinations. A spec of more
+    step instances than ``limit`` (:func:`max_steps`) is refused before it is expanded."""
     if not isinstance(data, dict):
         raise SpecError(f"{source}: a spec is a YAML mapping with 'name' and 'steps'")
     try:
         spec = WorkflowSpec.model_validate(data)
     except ValidationError as exc:
         raise SpecError(format_validation_error(exc, data, source)) from None
+    check_size(spec, limit, source)
     base = (base_dir or Path.cwd()).resolve()
     errors: list[str] = []
     steps = []
@@ -622,7 +708,7 @@ def parse_spec(data: Any, source: str = "<spec>", base_dir: Path | None = None) 
         raise _spec_error(source, errors)
     spec = spec.model_copy(update={"steps": tuple(steps)})
     try:
-        instances = expand(spec)  # every sweep combination is a valid step
+        instances = expand(spec, limit)  # every sweep combination is a valid step
     except SpecError as exc:
         raise _spec_error(source, str(exc).split("\n  ")) from None
     index = {s.name: i for i, s in enumerate(spec.steps)}
@@ -638,17 +724,18 @@ def parse_spec(data: Any, source: str = "<spec>", base_dir: Path | None = None) 
     return spec
 
 
-def load_spec(path: str | Path) -> WorkflowSpec:
-    """Read and validate a YAML spec file."""
+def load_spec(path: str | Path, limit: int | None = None) -> WorkflowSpec:
+    """Read and validate a YAML spec file (at most ``limit`` step instances, see
+    :func:`max_steps`)."""
     path = Path(path)
     try:
-        text = path.read_text()
-    except OSError as exc:
-        raise SpecError(f"cannot read spec {path}: {exc.strerror}") from None
+        text = read_text(path, "a YAML run spec (name and steps)", what="spec")
+    except InputFileError as exc:
+        raise SpecError(str(exc)) from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""
         raise SpecError(f"{path}:{where}: not valid YAML: {exc}") from None
-    return parse_spec(data, str(path), path.parent)
+    return parse_spec(data, str(path), path.parent, limit)

@@ -34,6 +34,25 @@ class LonPeriodicPartitioner(TilePartitioner):
         return (tile, 0) if edge[0] == 0 else None
 
 
+def check_layout(layout: tuple[int, int] | None, ranks: int | None = None) -> None:
+    """The one check of a ``--layout`` P_LATxP_LON for every path that takes one (the
+    postprocess configuration, :class:`DistributedInference`): both factors whole numbers >= 1
+    and, when ``ranks`` is known, their product the number of MPI ranks."""
+    if layout is None:
+        return
+    p_lat, p_lon = layout
+    if min(p_lat, p_lon) < 1:
+        raise ExportError(
+            f"--layout {p_lat}x{p_lon}: both factors must be whole numbers >= 1 (ranks along "
+            "latitude x longitude), e.g. 1x4"
+        )
+    if ranks is not None and p_lat * p_lon != ranks:
+        raise ExportError(
+            f"--layout {p_lat}x{p_lon} needs {p_lat * p_lon} MPI ranks, but the job has {ranks}: "
+            f"start it with mpiexec -n {p_lat * p_lon}, or give a layout of {ranks} ranks"
+        )
+
+
 def default_layout(size: int, nlon: int) -> tuple[int, int]:
     """(P_lat, P_lon): as square as possible, with P_lon dividing the number of longitudes."""
     best = None
@@ -58,9 +77,8 @@ class DistributedInference:
         nlat, nlon = exported.shape
         self.exported, self.comm = exported, comm
         self.layout = layout or default_layout(comm.size, nlon)
+        check_layout(self.layout, comm.size)
         p_lat, p_lon = self.layout
-        if p_lat * p_lon != comm.size:
-            raise ExportError(f"layout {p_lat}x{p_lon} needs {p_lat * p_lon} ranks, not {comm.size}")
         if nlon % p_lon:
             raise ExportError(f"layout {p_lat}x{p_lon}: {nlon} longitudes do not split into {p_lon}")
         if p_lat > nlat:

@@ -50,6 +50,9 @@ class PostprocessConfig:
             raise ExportError(f"--chunk {self.chunk}: give a positive number of times per chunk")
         if self.out.suffix != ".nc":
             raise ExportError(f"--out {self.out}: the output is netCDF, name it *.nc")
+        from ens10.inference.distributed import check_layout
+
+        check_layout(self.layout, mpi_world_size())
 
 
 def mpi_world_size() -> int:
@@ -172,7 +175,7 @@ def parse_layout(text: str | None) -> tuple[int, int] | None:
     if text is None:
         return None
     try:
-        a, b = (int(v) for v in text.lower().split("x"))
+        a, b = (int(v) for v in text.lower().strip().split("x"))
     except ValueError:
         raise ExportError(f"--layout {text!r}: give P_LATxP_LON, e.g. 1x4") from None
     return a, b

@@ -6,7 +6,7 @@ already-parsed dict); every problem raises :class:`StencilFlowError` naming the 
 
 from __future__ import annotations
 
-import json
+import io
 import logging
 import zlib
 from collections.abc import Mapping
@@ -18,6 +18,8 @@ import numpy as np
 
 from mapping.spatial.errors import StencilFlowError
 from mapping.spatial.expr import ITERATORS, Computation, parse_computation
+from stencils.errors import InputFileError
+from stencils.textfile import read_json, read_text
 
 log = logging.getLogger(__name__)
 
@@ -170,9 +172,12 @@ def _load_input(prog: Program, inp: Input) -> np.ndarray:
             if path.suffix == ".npy":
                 arr = np.load(path).astype(dt)
             elif path.suffix == ".csv":
-                arr = np.loadtxt(path, delimiter=",", dtype=dt, ndmin=1)
+                text = read_text(path, "comma-separated numbers", what=f"input '{inp.name}': data file")
+                arr = np.loadtxt(io.StringIO(text), delimiter=",", dtype=dt, ndmin=1)
             else:  # .dat: raw binary of the declared data type
                 arr = np.fromfile(path, dtype=dt)
+        except InputFileError as exc:
+            raise StencilFlowError(str(exc)) from None
         except (OSError, ValueError) as exc:
             raise StencilFlowError(f"input '{inp.name}': cannot read {path}: {exc}") from None
     if arr.size != int(np.prod(shape)):
@@ -192,19 +197,9 @@ def load_program(source: str | Path | Mapping[str, Any], name: str | None = None
     if isinstance(source, (str, Path)):
         path = Path(source)
         try:
-            data = json.loads(path.read_text())
-        except FileNotFoundError:
-            raise StencilFlowError(f"program file {path} does not exist") from None
-        except json.JSONDecodeError as exc:
-            raise StencilFlowError(f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
-        except UnicodeDecodeError:
-            raise StencilFlowError(f"program file {path} is not UTF-8 text; give a StencilFlow JSON file") from None
-        except OSError as exc:
-            raise StencilFlowError(
-                f"program file {path}: cannot read it ({exc.strerror or exc}); give a StencilFlow JSON file"
-            ) from None
-        except RecursionError:
-            raise StencilFlowError(f"{path}: JSON nested too deeply; give a StencilFlow JSON program") from None
+            data = read_json(path, "a StencilFlow JSON program", what="program file")
+        except InputFileError as exc:
+            raise StencilFlowError(str(exc)) from None
         base = path.parent
         name = name or path.stem
     else:

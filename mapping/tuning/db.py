@@ -23,7 +23,18 @@ from typing import Any
 from mapping.tuning.errors import TuningError
 from mapping.tuning.features import Embedding
 from mapping.tuning.measure import Evaluation
+from mapping.tuning.records import check_row, read_json_column
 from mapping.tuning.schedule import Schedule
+from stencils.dbfile import (
+    TUNING_DB_ID,
+    DatabaseKind,
+    State,
+    columns_of,
+    identify,
+    read_only_uri,
+    stamp,
+)
+from stencils.errors import DatabaseIdentityError
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS stencils (
@@ -41,6 +52,15 @@ CREATE TABLE IF NOT EXISTS searches (
 CREATE TABLE IF NOT EXISTS applied (
     stencil TEXT PRIMARY KEY, schedule TEXT, machine TEXT, speedup REAL, applied REAL);
 """
+
+_TABLES_COLUMNS = columns_of(_SCHEMA)
+#: The identity of a tuning database (:mod:`stencils.dbfile`); a database without one that has
+#: these tables (``searches`` came later) is recognised and stamped when opened.
+KIND = DatabaseKind(
+    what="tuning database", application_id=TUNING_DB_ID, version=1, tables=_TABLES_COLUMNS,
+    required={t: c for t, c in _TABLES_COLUMNS.items() if t != "searches"},
+    choose="pass another file with --db or $STRATOFLOW_TUNING_DB",
+)
 
 #: Exported and imported tables (an export without ``searches`` imports as before).
 _TABLES = ("stencils", "feature_status", "evaluations", "searches", "applied")
@@ -137,30 +157,51 @@ class TuningDB:
     Opening checks the file (``PRAGMA quick_check``); every SQLite failure is a TuningError that
     names the file and what to do."""
 
-    def __init__(self, path: Path | str | None = None, machine: str | None = None) -> None:
+    def __init__(
+        self, path: Path | str | None = None, machine: str | None = None, *, read_only: bool = False
+    ) -> None:
+        """``read_only``: the file must exist and is never written (``tune db list|show|export``,
+        a run that reads applied schedules); else it is created if missing."""
         self.path = Path(path) if path else default_db_path()
         self.machine = machine or machine_id()
+        self.read_only = read_only
         if self.path.is_dir():
             raise TuningError(
-                f"tuning database {self.path} is a folder; pass a file with --db or "
+                f"tuning database {self.path} is a folder, not a file; pass a file with --db or "
                 "$STRATOFLOW_TUNING_DB"
             )
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise database_error(self.path, exc) from None
+            state = identify(self.path, KIND)
+        except DatabaseIdentityError as exc:
+            raise TuningError(str(exc)) from None
+        if read_only and state is State.NEW:
+            raise TuningError(
+                f"tuning database {self.path} does not exist (nothing has been tuned into it); "
+                "check --db or $STRATOFLOW_TUNING_DB, or create it with 'stratoflow tune search'"
+            )
+        if not read_only:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise database_error(self.path, exc) from None
         with self._conn() as con:
             problems = [row[0] for row in con.execute("PRAGMA quick_check").fetchall()]
             if problems != ["ok"]:
                 raise database_error(
                     self.path, sqlite3.DatabaseError("malformed: " + "; ".join(problems[:3]))
                 )
-            con.executescript(_SCHEMA)
+            if not read_only:
+                con.executescript(_SCHEMA)
+                if state in (State.NEW, State.LEGACY):
+                    stamp(con, KIND)
 
     @contextmanager
     def _conn(self) -> Iterator[sqlite3.Connection]:
         try:
-            con = sqlite3.connect(self.path, timeout=30)
+            if self.read_only:
+                con = sqlite3.connect(read_only_uri(self.path), uri=True, timeout=30)
+            else:
+                con = sqlite3.connect(self.path, timeout=30)
         except sqlite3.Error as exc:
             raise database_error(self.path, exc) from None
         try:
@@ -195,7 +236,12 @@ class TuningDB:
                 "USING (stencil, machine, domain) WHERE stencil=? AND machine=? AND domain=?",
                 (stencil, self.machine, domain_key(domain)),
             ).fetchone()
-        return Embedding(stencil, json.loads(row[0]), json.loads(row[1] or "{}")) if row else None
+        return self._embedding(stencil, row[0], row[1]) if row else None
+
+    def _embedding(self, stencil: str, features: Any, status: Any) -> Embedding:
+        where = self._where("stencils", stencil)
+        return Embedding(stencil, read_json_column(features, dict, f"{where}: features"),
+                         read_json_column(status or "{}", dict, f"{where}: status"))  # fmt: skip
 
     def embeddings(self, domain: tuple[int, ...]) -> list[Embedding]:
         with self._conn() as con:
@@ -204,7 +250,7 @@ class TuningDB:
                 "USING (stencil, machine, domain) WHERE machine=? AND domain=? ORDER BY stencil",
                 (self.machine, domain_key(domain)),
             ).fetchall()
-        return [Embedding(s, json.loads(f), json.loads(st or "{}")) for s, f, st in rows]
+        return [self._embedding(s, f, st) for s, f, st in rows]
 
     # -- evaluations ----------------------------------------------------------------------
     def put_evaluation(self, stencil: str, domain: tuple[int, ...], ev: Evaluation) -> None:
@@ -226,10 +272,23 @@ class TuningDB:
                 (stencil, self.machine, domain_key(domain)),
             ).fetchall()
         out = {}
-        for sched, status, med, mn, mx, noise, bs, built, err in rows:
-            s = Schedule.from_json(sched)
-            out[s.key] = Evaluation(s, status, med, mn, mx, noise, bs, bool(built), err or "")
+        cols = ("schedule", "status", "median_s", "min_s", "max_s", "noise", "build_seconds",
+                "built", "error")  # fmt: skip
+        for row in rows:
+            rec = dict(zip(cols, row))
+            where = self._where("evaluations", stencil)
+            check_row("evaluations", {"stencil": stencil, "machine": self.machine,
+                                      "domain": domain_key(domain), "key": "", **rec}, where)  # fmt: skip
+            s = Schedule.from_json(rec["schedule"], f"{where}: schedule")
+            out[s.key] = Evaluation(s, rec["status"], rec["median_s"], rec["min_s"], rec["max_s"],
+                                    rec["noise"], rec["build_seconds"], bool(rec["built"]),
+                                    rec["error"] or "")  # fmt: skip
         return out
+
+    def _where(self, table: str, stencil: str) -> str:
+        """Where a row came from, for a record that does not validate, and what to do."""
+        return (f"tuning database {self.path}, table {table}, stencil {stencil!r} (a row of the "
+                "wrong type; delete it with sqlite3 or start a new database)")  # fmt: skip
 
     def stencils(self) -> list[tuple[str, str, int, int]]:
         """(stencil, domain, evaluations, valid) for this machine."""
@@ -277,7 +336,7 @@ class TuningDB:
                 "SELECT keys FROM searches WHERE stencil=? AND machine=? AND domain=? AND spec=?",
                 (stencil, self.machine, domain_key(domain), spec),
             ).fetchone()
-        return json.loads(row[0]) if row else None
+        return read_json_column(row[0], list, self._where("searches", stencil)) if row else None
 
     # -- applied schedules ----------------------------------------------------------------
     def apply(self, stencil: str, schedule: Schedule, speedup: float | None) -> None:
@@ -294,7 +353,9 @@ class TuningDB:
     def applied(self) -> dict[str, Schedule]:
         with self._conn() as con:
             rows = con.execute("SELECT stencil, schedule FROM applied").fetchall()
-        return {s: Schedule.from_json(j) for s, j in rows}
+        return {
+            s: Schedule.from_json(j, f"{self._where('applied', str(s))}: schedule") for s, j in rows
+        }
 
     # -- export / import ------------------------------------------------------------------
     def export(self) -> dict[str, Any]:
@@ -306,10 +367,12 @@ class TuningDB:
                 data[table] = [dict(zip(cols, row)) for row in cur.fetchall()]
         return data
 
-    def import_(self, data: dict[str, Any]) -> int:
-        """Rows of an export (:meth:`export`); a format-1 export's target names are renamed as
-        the registrations say (:func:`mapping.tuning.registry.current_name`) and the rows of
-        retired definitions left out. The number of rows imported."""
+    def import_(self, data: dict[str, Any], source: str = "import file") -> int:
+        """Insert the rows of an export (:meth:`export`); every row is validated
+        (:func:`~mapping.tuning.records.check_row`) and nothing is written if one is invalid. A
+        format-1 export's target names are renamed as the registrations say
+        (:func:`mapping.tuning.registry.current_name`) and the rows of retired definitions left
+        out. The number of rows imported."""
         formats = (EXPORT_FORMAT, *OLDER_FORMATS)
         if not isinstance(data, dict) or data.get("format") not in formats:
             raise TuningError(
@@ -328,13 +391,23 @@ class TuningDB:
                         f"import file: {table!r} must be a list of rows (column -> value), "
                         f"got {type(rows).__name__}; create the file with 'stratoflow tune db export'"
                     )
-                for row in rows:
+                for i, row in enumerate(rows):
                     cols = list(row)
                     if not set(cols) <= known:
                         raise TuningError(
                             f"import file: table {table!r} row has unknown columns "
                             f"{sorted(set(cols) - known)}; expected {sorted(known)}"
                         )
+                    where = f"{source}: {table}[{i}]"
+                    row = check_row(table, row, where)
+                    if "schedule" in row:
+                        schedule = Schedule.from_json(row["schedule"], f"{where}: schedule")
+                        if table == "evaluations" and row.get("key") != schedule.key:
+                            raise TuningError(
+                                f"{where}: key {row.get('key')!r} is not the key of its schedule "
+                                f"({schedule.key}); export the database again with "
+                                "'stratoflow tune db export'"
+                            )
                     con.execute(
                         f"INSERT OR REPLACE INTO {table} ({','.join(cols)}) "  # noqa: S608
                         f"VALUES ({','.join('?' * len(cols))})",

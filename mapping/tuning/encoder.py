@@ -123,12 +123,14 @@ class LearnedEncoder:
 
     @classmethod
     def load(cls, path: Path) -> LearnedEncoder:
+        from stencils.errors import InputFileError
+        from stencils.textfile import read_json
+
         try:
-            data = json.loads(Path(path).read_text())
-        except OSError as exc:
-            raise TuningError(f"{path}: cannot read the encoder ({exc.strerror})") from None
-        except json.JSONDecodeError as exc:
-            raise TuningError(f"{path}: line {exc.lineno}: not JSON ({exc.msg}); rebuild the encoder") from None
+            data = read_json(path, "a learned encoder JSON of 'stratoflow tune encoder'",
+                             what="encoder file")  # fmt: skip
+        except InputFileError as exc:
+            raise TuningError(f"{exc}; rebuild the encoder with 'stratoflow tune encoder'") from None
         return cls.from_dict(data, str(path))
 
 

@@ -160,7 +160,7 @@ class TunedStencilFactory(StencilFactory):
         build_cache: Path | str | None = None,
     ) -> None:
         super().__init__(config)
-        self.db = db if isinstance(db, TuningDB) else TuningDB(db)
+        self.db = db if isinstance(db, TuningDB) else TuningDB(db, read_only=True)  # reads only
         self.applied: dict[str, Schedule] = self.db.applied()
         self.build_cache = _tuning_cache(build_cache)
 

@@ -143,44 +143,32 @@ class Schedule:
         return self.backend in COMPILED
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Schedule:
-        known = {
-            "backend", "opt_flags", "oir_skip", "sdfg", "threads", "proc_bind", "wait_policy", "label",
-            "fuse",
-        }
-        extra = set(data) - known
-        if extra:
-            raise TuningError(f"schedule has unknown keys {sorted(extra)}; allowed: {sorted(known)}")
-        try:
-            sdfg = tuple(
-                (str(kind), tuple(sorted((str(k), _freeze(v)) for k, v in dict(params).items())))
-                for kind, params in data.get("sdfg", ())
-            )
-        except (TypeError, ValueError) as exc:
-            raise TuningError(
-                f"schedule key 'sdfg' must be a list of [kind, {{params}}] pairs: {exc}"
-            ) from exc
-        return cls(
-            backend=str(data.get("backend", "numpy")),
-            opt_flags=str(data.get("opt_flags", "")),
-            oir_skip=tuple(data.get("oir_skip", ())),
-            sdfg=sdfg,
-            threads=int(data.get("threads", 0)),
-            proc_bind=str(data.get("proc_bind", "")),
-            wait_policy=str(data.get("wait_policy", "")),
-            label=str(data.get("label", "")),
-            fuse=tuple(data.get("fuse", ())),
+    def from_dict(cls, data: Mapping[str, Any], source: str = "schedule") -> Schedule:
+        """The schedule of a JSON object, validated by
+        :class:`~mapping.tuning.records.ScheduleRecord` (TuningError naming ``source`` and the
+        field of a wrong type or value)."""
+        from mapping.tuning.records import schedule_record
+
+        rec = schedule_record(dict(data) if isinstance(data, Mapping) else data, source)
+        sdfg = tuple(
+            (kind, tuple(sorted((k, _freeze(v)) for k, v in params.items())))
+            for kind, params in rec.sdfg
         )
+        try:
+            return cls(
+                backend=rec.backend, opt_flags=rec.opt_flags, oir_skip=tuple(rec.oir_skip),
+                sdfg=sdfg, threads=rec.threads, proc_bind=rec.proc_bind,
+                wait_policy=rec.wait_policy, label=rec.label, fuse=tuple(rec.fuse),
+            )  # fmt: skip
+        except TuningError as exc:
+            raise TuningError(f"{source}: {exc}") from None
 
     @classmethod
-    def from_json(cls, text: str) -> Schedule:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise TuningError(f"schedule is not valid JSON ({exc}): {text[:80]!r}") from exc
-        if not isinstance(data, dict):
-            raise TuningError(f"schedule JSON must be an object, got {type(data).__name__}")
-        return cls.from_dict(data)
+    def from_json(cls, text: str, source: str = "schedule") -> Schedule:
+        """The schedule of JSON ``text`` (see :meth:`from_dict`)."""
+        from mapping.tuning.records import parse_schedule
+
+        return cls.from_dict(parse_schedule(text, source).model_dump(), source)
 
     # -- how to build and run it ----------------------------------------------------------
     def gt4py_options(self) -> dict[str, Any]:

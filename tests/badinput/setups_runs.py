@@ -64,3 +64,9 @@ def readonly_dir(case_dir: Path) -> None:
     else:
         ro.mkdir()
         ro.chmod(0o555)
+
+
+def two_runs(case_dir: Path) -> None:
+    """``runs/stratoflow.db`` holding two runs whose ids start with ``demo``."""
+    recorded_run(case_dir / "runs" / "stratoflow.db", "demo-0123456789")
+    recorded_run(case_dir / "runs" / "stratoflow.db", "demo-9876543210")

@@ -50,7 +50,7 @@ def test_injection_attempt_is_rejected_before_anything_runs(tmp_path, runs, capl
     spec.write_text("name: evil\nsteps:\n  - name: x\n    kind: command\n"
                     "    argv: [echo, 'pwned; touch /tmp/pwned']\n")  # fmt: skip
     assert main(["run", str(spec), "--site", "threads", "--runs-dir", str(runs)]) == 1
-    assert "steps[0] (command).argv[1]" in caplog.text and "could reach a shell" in caplog.text
+    assert "kind command).argv[1]" in caplog.text and "could reach a shell" in caplog.text
     assert not any(runs.iterdir())  # nothing ran, nothing recorded
 
 

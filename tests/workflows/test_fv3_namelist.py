@@ -155,3 +155,26 @@ def test_a_3d_namelist_on_the_command_line(runs) -> None:
     assert (cfg.case, cfg.nz, cfg.resolution, cfg.days, cfg.k_split, cfg.n_split) == (
         "baroclinic", 26, 12, 0.25, 2, 4)  # fmt: skip
     assert (cfg.d2_bg_k1, cfg.n_sponge, cfg.kord_tm, cfg.hord_tr) == (0.15, 1, -8, 8)
+
+
+def test_a_key_set_twice_is_flagged_and_the_last_counts(tmp_path: Path, caplog) -> None:
+    """A namelist key given twice in a group (in any case, not inside strings or comments) is
+    named in a warning; the last value counts, as in Fortran; a binary namelist is named."""
+    from fv3core.errors import FV3ConfigError
+    from fv3core.namelist import _repeated_keys, read_namelist
+
+    text = ("&fv_core_nml\n  npx = 25, NPX = 49 ! npx = 3\n  name = 'npx = 1'\n/\n"
+            "&main_nml\n days = 1\n days = 2 /\n&test_case_nml a(1) = 1, a(2) = 2 /\n")  # fmt: skip
+    assert _repeated_keys(text) == [("fv_core_nml", "npx", 2), ("main_nml", "days", 2)]
+    path = tmp_path / "input.nml"
+    path.write_text(NAMELIST + "\n&fv_core_nml_extra\n/\n")
+    assert _repeated_keys(path.read_text()) == []
+    lines = NAMELIST.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.strip().lower().startswith("npx"))
+    path.write_text("\n".join(lines[: at + 1] + [lines[at]] + lines[at + 1 :]) + "\n")
+    with caplog.at_level("WARNING", logger="fv3core"):
+        read_namelist(path, check_supported=False)
+    assert "npx is set 2 times" in caplog.text and "input.nml" in caplog.text
+    path.write_bytes(b"\x89PNG\x00\x00")
+    with pytest.raises(FV3ConfigError, match="cannot read namelist .*input.nml: it is a binary file"):
+        read_namelist(path)

@@ -55,7 +55,7 @@ def test_fv3_step_refuses_a_case_fv3core_does_not_run(tmp_path):
     with pytest.raises(SpecError) as info:
         _step({"name": "tc3", "kind": "fv3", "case": "williamson3"})
     msg = str(info.value)
-    assert "steps[0] (fv3)" in msg and "step tc3" in msg and "'williamson3'" in msg
+    assert "kind fv3)" in msg and "step tc3" in msg and "'williamson3'" in msg
     assert "cases: " + ", ".join(CASES) in msg
     with pytest.raises(SpecError, match=r"step tc, sweep \[case=williamson4\].*williamson1"):
         _step({"name": "tc", "kind": "fv3", "sweep": {"case": ["williamson1", "williamson4"]}})

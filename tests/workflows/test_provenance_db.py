@@ -150,3 +150,40 @@ def test_show_into_a_closed_pipe_exits_quietly(tmp_path):
         os.close(write_end)
     assert proc.returncode == 141, proc.stderr
     assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr
+
+
+def test_database_identity_and_read_only_open(tmp_path, caplog):
+    """A run database carries its identity (a legacy one is stamped when a run opens it); the
+    tuning database or another application's file is refused by name and left unchanged, by the
+    writing and the reading commands; `runs list|show` create nothing."""
+    from mapping.tuning.db import TuningDB
+    from stencils.dbfile import header
+    from workflows.provenance import KIND
+
+    legacy = tmp_path / "legacy.db"
+    with sqlite3.connect(legacy) as conn:
+        conn.executescript(SCHEMA)
+    conn.close()
+    with ProvenanceDB(legacy, read_only=True) as db:
+        assert db.list_runs() == []
+    assert header(legacy) == (0, 0)  # reading does not stamp
+    ProvenanceDB(legacy).close()
+    assert header(legacy) == (KIND.application_id, KIND.version)
+    tuning = tmp_path / "tuning.sqlite"
+    TuningDB(tuning, machine="m")
+    other = tmp_path / "other.sqlite"
+    with sqlite3.connect(other) as conn:
+        conn.execute("CREATE TABLE runs (id)")
+    conn.close()
+    for path, why in ((tuning, "is a stratoflow tuning database"), (other, "not a run database")):
+        before = path.read_bytes()
+        for argv in (["runs", "list"], ["runs", "show", "x"], ["runs", "clean", "--all"]):
+            caplog.clear()
+            assert main([*argv, "--db", str(path), "--runs-dir", str(tmp_path)]) != 0
+            assert why in caplog.text and path.name in caplog.text, (argv, caplog.text)
+        assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["legacy.db", "other.sqlite", "tuning.sqlite"]
+    caplog.clear()
+    assert main(["runs", "list", "--runs-dir", str(tmp_path / "typo")]) == 1
+    assert "runs folder" in caplog.text and "typo does not exist" in caplog.text
+    assert not (tmp_path / "typo").exists()

@@ -28,20 +28,20 @@ def test_unknown_kind_lists_allowed_kinds():
 
 def test_wrong_types_name_the_key():
     msg = _error(_spec({"name": "a", "kind": "fv3", "resolution": "high", "layout": 0}))
-    assert "steps[0] (fv3).resolution" in msg and "integer" in msg
-    assert "steps[0] (fv3).layout" in msg and "greater than or equal to 1" in msg
+    assert "kind fv3).resolution" in msg and "integer" in msg
+    assert "kind fv3).layout" in msg and "greater than or equal to 1" in msg
 
 
 def test_literal_errors_list_allowed_values():
     msg = _error(_spec({"name": "s", "kind": "ens10_sample"},
                        {"name": "a", "kind": "ens10_train", "model": "svm", "data_from": "s"}))  # fmt: skip
-    assert "steps[1] (ens10_train).model" in msg
+    assert "kind ens10_train).model" in msg
     assert "'emos'" in msg and "'mlp'" in msg
 
 
 def test_unknown_key_lists_allowed_keys():
     msg = _error(_spec({"name": "a", "kind": "fv3", "resolutoin": 24}))
-    assert "steps[0] (fv3).resolutoin: unknown key" in msg and "resolution" in msg
+    assert "kind fv3).resolutoin: unknown key" in msg and "resolution" in msg
 
 
 @pytest.mark.parametrize(
@@ -50,14 +50,14 @@ def test_unknown_key_lists_allowed_keys():
 )
 def test_shell_injection_is_rejected(arg: str):
     msg = _error(_spec({"name": "a", "kind": "command", "argv": ["echo", arg]}))
-    assert "steps[0] (command).argv[1]" in msg and "could reach a shell" in msg
+    assert "kind command).argv[1]" in msg and "could reach a shell" in msg
 
 
 def test_injection_in_sweep_values_and_names_is_rejected():
     msg = _error(_spec({"name": "a", "kind": "tune", "sweep": {"stencil": ["x;reboot"]}}))
-    assert "steps[0] (tune).sweep.stencil[0]" in msg
+    assert "kind tune).sweep.stencil[0]" in msg
     msg = _error(_spec({"name": "a;b", "kind": "stencils_demo"}))
-    assert "steps[0] (stencils_demo).name" in msg
+    assert "kind stencils_demo).name" in msg
 
 
 def test_missing_data_path(tmp_path: Path):
@@ -152,10 +152,10 @@ def test_numbers_and_switches_are_strict():
     with the value given), sweep values included; an int is still a valid float."""
     msg = _error(_spec({"name": "a", "kind": "fv3", "days": True, "layout": True,
                         "resolution": "24", "warm_cache": 1}))  # fmt: skip
-    assert "(fv3).days: Input should be a valid number, got True (bool)" in msg
-    assert "(fv3).layout: Input should be a valid integer, got True (bool)" in msg
-    assert "(fv3).resolution: Input should be a valid integer, got '24' (str)" in msg
-    assert "(fv3).warm_cache" in msg and "got 1 (int)" in msg
+    assert "kind fv3).days: Input should be a valid number, got True (bool)" in msg
+    assert "kind fv3).layout: Input should be a valid integer, got True (bool)" in msg
+    assert "kind fv3).resolution: Input should be a valid integer, got '24' (str)" in msg
+    assert "kind fv3).warm_cache" in msg and "got 1 (int)" in msg
     msg = _error(_spec({"name": "m", "kind": "map", "program": "synthetic:chain:4",
                         "sweep": {"devices": [1, True]}}))  # fmt: skip
     assert "sweep [devices=True]: devices: Input should be a valid integer" in msg

@@ -50,3 +50,15 @@ def finite_number(low: float | None = None, *, strict: bool = False) -> Callable
 
 
 positive_number = finite_number(0, strict=True)
+
+
+def add_max_steps_argument(parser: argparse.ArgumentParser) -> None:
+    """``--max-steps N`` of the commands that load a run spec (see
+    :func:`workflows.spec.max_steps`)."""
+    from workflows.spec import DEFAULT_MAX_STEPS
+
+    parser.add_argument(
+        "--max-steps", type=whole_number(1), default=None, metavar="N",
+        help=f"refuse a spec of more than N step instances after its sweeps are expanded "
+             f"(default: $STRATOFLOW_MAX_STEPS or {DEFAULT_MAX_STEPS})",
+    )  # fmt: skip

@@ -47,7 +47,7 @@ def _positive_numbers(parser: argparse.ArgumentParser) -> None:
 
 
 #: options that name files a benchmark writes at its end
-_OUTPUT_DESTS = ("json", "markdown", "doc")
+_OUTPUT_DESTS = ("json", "markdown")
 
 
 def _output_options(parser: argparse.ArgumentParser) -> list[tuple[str, str]]:
@@ -73,6 +73,14 @@ def _checked(run: Callable[[argparse.Namespace], int], outputs: list[tuple[str, 
                 parent = parent.parent
             if not parent.is_dir() or not os.access(parent, os.W_OK):
                 raise BenchmarkError(f"{option} {path}: {parent} is not a writable folder")
-        return run(args)
+        if not getattr(args, "render_only", False):
+            return run(args)
+        try:  # the saved JSON alone: a damaged one is named, never a traceback
+            return run(args)
+        except (KeyError, IndexError, TypeError, AttributeError) as exc:
+            raise BenchmarkError(
+                f"--json {args.json} is damaged or from another version ({type(exc).__name__}: "
+                f"{exc}); run the benchmark without --render-only to measure it again"
+            ) from None
 
     return handler

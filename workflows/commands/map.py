@@ -113,17 +113,20 @@ def _check_hls_folder(path: Path) -> None:
 
 def _latencies(path: Path | None):
     import dataclasses
-    import json
 
     from mapping.spatial.errors import StencilFlowError
     from mapping.spatial.expr import OperationLatencies
 
     if path is None:
         return OperationLatencies()
+    from stencils.errors import InputFileError
+    from stencils.textfile import read_json
+
     try:
-        table = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:  # ValueError: JSONDecodeError, UnicodeDecodeError
-        raise StencilFlowError(f"--latencies {path}: cannot read a JSON object ({exc})") from None
+        table = read_json(path, 'a JSON object of operation latencies, e.g. {"add": 4}',
+                          what="--latencies file")  # fmt: skip
+    except InputFileError as exc:
+        raise StencilFlowError(str(exc)) from None
     known = {f.name for f in dataclasses.fields(OperationLatencies)}
     if not isinstance(table, dict) or set(table) - known:
         raise StencilFlowError(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 
+from workflows.commands.argtypes import add_max_steps_argument
 from workflows.engine import RunOutcome, WorkflowRunner
 from workflows.paths import DEFAULT_SPEC, add_location_arguments, db_path, runs_dir, writable_dir
 from workflows.provenance import ProvenanceDB
@@ -40,6 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--force", action="store_true",
                         help="rerun every step, even identical finished ones")  # fmt: skip
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_max_steps_argument(parser)
     add_location_arguments(parser)
     parser.set_defaults(handler=run_command)
 
@@ -55,12 +57,13 @@ def print_summary(outcome: RunOutcome) -> None:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    spec = load_spec(args.spec)
+    spec = load_spec(args.spec, args.max_steps)
     site = load_site(args.site)
+    ProvenanceDB.identify(db_path(args.db, runs_dir(args.runs_dir)))  # before any folder is made
     runs = writable_dir(runs_dir(args.runs_dir))
     with ProvenanceDB(db_path(args.db, runs)) as db:
         runner = WorkflowRunner(spec, site, runs, db, force=args.force, spec_path=str(args.spec),
-                                progress=not args.no_progress)  # fmt: skip
+                                progress=not args.no_progress, max_steps=args.max_steps)  # fmt: skip
         outcome = runner()
     print_summary(outcome)
     if outcome.status is RunStatus.INTERRUPTED:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import time
 from pathlib import Path
@@ -45,16 +46,36 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=clean_runs)
 
 
-def _db(args: argparse.Namespace) -> ProvenanceDB:
-    return ProvenanceDB(db_path(args.db, runs_dir(args.runs_dir)))
+def _db(args: argparse.Namespace, *, read_only: bool = False) -> ProvenanceDB:
+    """The run database; ``read_only`` (list, show): a missing runs folder or database is an
+    error naming it, and nothing is created."""
+    runs = runs_dir(args.runs_dir)
+    explicit = args.runs_dir is not None or not os.environ.get("STRATOFLOW_DB")
+    if read_only and args.db is None and explicit and not runs.is_dir():
+        raise WorkflowError(
+            f"runs folder {runs} does not exist (no run has been recorded there); check "
+            "--runs-dir or $STRATOFLOW_RUNS_DIR, or start a run with 'stratoflow run'"
+        )
+    return ProvenanceDB(db_path(args.db, runs), read_only=read_only)
 
 
 def _when(t: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.gmtime(t)) if t else "-"
 
 
+def _no_database(args: argparse.Namespace) -> Path | None:
+    """The run database's path when it does not exist yet (a runs folder without runs)."""
+    runs = runs_dir(args.runs_dir)
+    path = db_path(args.db, runs)
+    return path if runs.is_dir() and not path.exists() else None
+
+
 def list_runs(args: argparse.Namespace) -> int:
-    with _db(args) as db:
+    missing = _no_database(args)
+    if missing is not None:
+        print(f"no runs recorded (no run database at {missing} yet)")
+        return 0
+    with _db(args, read_only=True) as db:
         rows = []
         for r in db.list_runs():
             steps = db.steps(r["run_id"])
@@ -71,7 +92,13 @@ def list_runs(args: argparse.Namespace) -> int:
 
 
 def show_run(args: argparse.Namespace) -> int:
-    with _db(args) as db:
+    missing = _no_database(args)
+    if missing is not None:
+        raise WorkflowError(
+            f"run {args.run_id!r} is not in the run database {missing}: it does not exist yet "
+            "(no run recorded); check --runs-dir, --db or $STRATOFLOW_DB"
+        )
+    with _db(args, read_only=True) as db:
         r = db.get_run(args.run_id)
         info = [["run", r["run_id"]], ["status", r["status"]], ["spec hash", r["spec_hash"]],
                 ["spec file", r["spec_path"] or "-"], ["site", r["site"]], ["host", r["host"]],

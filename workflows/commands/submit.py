@@ -6,6 +6,7 @@ import argparse
 import logging
 
 from workflows import batch
+from workflows.commands.argtypes import add_max_steps_argument
 from workflows.errors import SpecError
 from workflows.paths import add_location_arguments, db_path, runs_dir
 from workflows.provenance import ProvenanceDB
@@ -37,13 +38,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--timeout", type=float, default=None, metavar="S",
                         help="give up waiting after S seconds (the job keeps running)")  # fmt: skip
     add_location_arguments(parser)
+    add_max_steps_argument(parser)
     parser.set_defaults(handler=submit_command)
 
 
 def submit_command(args: argparse.Namespace) -> int:
     if args.timeout is not None and not args.timeout > 0:
         raise SpecError(f"--timeout {args.timeout}: give a positive number of seconds")
-    spec = load_spec(args.spec)
+    spec = load_spec(args.spec, args.max_steps)
     site = load_site(args.site)
     if site.provider != "slurm":
         raise SpecError(

@@ -26,23 +26,13 @@ from workflows.commands.argtypes import positive_number, whole_number
 log = logging.getLogger(__name__)
 
 
-#: the most grid points a tuning domain may have (2 GiB per float64 field)
-MAX_DOMAIN_POINTS = 1 << 28
-
-
 def _domain(text: str) -> tuple[int, int, int]:
+    from mapping.tuning.records import parse_domain
+
     try:
-        parts = tuple(int(x) for x in text.replace("x", ",").split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--domain must be nx,ny,nz (e.g. 96,96,48), got {text!r}") from None
-    if len(parts) != 3 or min(parts) < 1:
-        raise argparse.ArgumentTypeError(f"--domain must be three positive sizes, got {text!r}")
-    if parts[0] * parts[1] * parts[2] > MAX_DOMAIN_POINTS:
-        raise argparse.ArgumentTypeError(
-            f"--domain {text} has {parts[0] * parts[1] * parts[2]:,} points; at most "
-            f"{MAX_DOMAIN_POINTS:,} (2 GiB per field) are measured"
-        )
-    return parts  # type: ignore[return-value]
+        return parse_domain(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _output_file(path: Path, option: str) -> Path:
@@ -77,14 +67,27 @@ def _check_outputs(args: argparse.Namespace) -> None:
             raise TuningError(str(exc)) from None
 
 
-def _read_text(path: Path, what: str) -> str:
+def _read_text(path: Path, what: str, expected: str) -> str:
+    """The text of ``path`` through :mod:`stencils.textfile` (a TuningError naming it)."""
     from mapping.tuning.errors import TuningError
+    from stencils.errors import InputFileError
+    from stencils.textfile import read_text
 
     try:
-        return path.read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise TuningError(f"{what} {path} cannot be read: {reason}") from None
+        return read_text(path, expected, what=what)
+    except InputFileError as exc:
+        raise TuningError(str(exc)) from None
+
+
+def _read_json(path: Path, what: str, expected: str) -> object:
+    from mapping.tuning.errors import TuningError
+    from stencils.errors import InputFileError
+    from stencils.textfile import parse_json
+
+    try:
+        return parse_json(_read_text(path, what, expected), f"{what} {path}", expected)
+    except InputFileError as exc:
+        raise TuningError(str(exc)) from None
 
 
 def _common(p: argparse.ArgumentParser, measuring: bool = True) -> None:
@@ -144,7 +147,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("stencil", metavar="STENCIL|PROGRAM",
                    help="hdiff, module:function[x], biharmonic, smooth_advect, module:attribute")
-    p.add_argument("--k", type=whole_number(1), default=3, help="neighbours to transfer from (default 3)")
+    p.add_argument("--k", type=whole_number(1, 64), default=3, help="neighbours to transfer from (1 to 64, as a spec's tune step; default 3)")
     p.add_argument("--per-neighbour", type=whole_number(1), default=1,
                    help="best schedules taken per neighbour (--rule best)")
     p.add_argument("--rule", choices=("best", "consensus"), default="best",
@@ -350,10 +353,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     for path, opt in ((args.markdown, "--markdown"), (args.plot, "--plot")):
         if path is not None:
             _output_file(path, opt)
-    try:
-        payload = json.loads(_read_text(args.json, "benchmark JSON"))
-    except json.JSONDecodeError as exc:
-        raise TuningError(f"{args.json}: line {exc.lineno}: not JSON ({exc.msg})") from None
+    payload = _read_json(args.json, "benchmark JSON", "the JSON of 'stratoflow bench tuning --json'")
     if not isinstance(payload, dict) or payload.get("benchmark") != NAME or "summary" not in payload:
         raise TuningError(f"{args.json}: not a 'stratoflow bench tuning' result; write one with "
                           "'stratoflow bench tuning --json FILE'")  # fmt: skip
@@ -376,7 +376,14 @@ def cmd_db(args: argparse.Namespace) -> int:
     from mapping.tuning.errors import TuningError
     from mapping.tuning.report import atomic_write, evaluations_table
 
-    db = TuningDB(args.db)
+    if args.action != "list" and args.arg is None:
+        raise TuningError(f"'stratoflow tune db {args.action}' needs an argument (STENCIL or FILE)")
+    if args.action == "export":
+        _output_file(Path(args.arg), "export file")
+    if args.action == "import":
+        db = TuningDB(args.db)
+    else:  # list, show and export only read: a missing or foreign file is refused, never made
+        db = TuningDB(args.db, read_only=True)
     if args.action == "list":
         rows = db.stencils()
         applied = db.applied()
@@ -417,15 +424,39 @@ def cmd_db(args: argparse.Namespace) -> int:
         sys.stdout.write(f"exported {db.path} to {args.arg}\n")
         return 0
     path = Path(args.arg)
-    if not path.exists():
-        raise TuningError(f"import file {path} does not exist")
-    try:
-        data = json.loads(_read_text(path, "import file"))
-    except json.JSONDecodeError as exc:
-        raise TuningError(f"import file {path} is not JSON: {exc}") from None
-    n = db.import_(data)
+    data = _read_json(path, "import file", "a JSON export of 'stratoflow tune db export'")
+    n = db.import_(data, f"import file {path}")  # type: ignore[arg-type]
     sys.stdout.write(f"imported {n} rows from {path} into {db.path}\n")
     return 0
+
+
+def _check_tunable(name: str) -> None:
+    """Refuse a STENCIL|PROGRAM name that no TunedStencilFactory would ever build (a library
+    stencil, a program, or a module:function/attribute that resolves)."""
+    from mapping.tuning.errors import TuningError
+    from mapping.tuning.programs import EXAMPLE_PROGRAMS
+    from mapping.tuning.targets import library_names
+
+    if name in library_names() or name in EXAMPLE_PROGRAMS:
+        return
+    if ":" in name:
+        from mapping.tuning.programs import load_program
+        from mapping.tuning.targets import _import_definition, split_name
+
+        if load_program(name) is not None:
+            return
+        try:
+            _import_definition(split_name(name)[0])
+        except TuningError as exc:
+            raise TuningError(
+                f"tune apply: {exc}; check the module:function name ('stratoflow tune list' "
+                "lists the tunable stencils)"
+            ) from None
+        return
+    raise TuningError(
+        f"tune apply: no stencil or program named {name!r}; 'stratoflow tune list' lists the "
+        f"tunable ones (library: {', '.join(library_names())})"
+    )
 
 
 def cmd_apply(args: argparse.Namespace) -> int:
@@ -433,6 +464,8 @@ def cmd_apply(args: argparse.Namespace) -> int:
     from mapping.tuning.errors import TuningError
     from mapping.tuning.schedule import Schedule
 
+    if not args.remove:
+        _check_tunable(args.stencil)
     db = TuningDB(args.db)
     if args.remove:
         if not db.unapply(args.stencil):
@@ -441,8 +474,10 @@ def cmd_apply(args: argparse.Namespace) -> int:
         return 0
     if args.schedule:
         at_file = args.schedule.startswith("@")
-        text = _read_text(Path(args.schedule[1:]), "--schedule file") if at_file else args.schedule
-        schedule, speedup = Schedule.from_json(text), None
+        source = f"--schedule file {args.schedule[1:]}" if at_file else "--schedule"
+        text = (_read_text(Path(args.schedule[1:]), "--schedule file", "a schedule JSON object")
+                if at_file else args.schedule)  # fmt: skip
+        schedule, speedup = Schedule.from_json(text, source), None
     else:
         best = db.best(args.stencil, args.domain)
         if best is None:

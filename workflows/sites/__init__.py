@@ -9,6 +9,8 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from stencils.errors import InputFileError
+from stencils.textfile import read_text
 from workflows.errors import SpecError
 
 SITES_DIR = Path(__file__).resolve().parent
@@ -70,8 +72,10 @@ def load_site(name_or_path: str) -> SiteProfile:
             "or the path of a site YAML file"
         )
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yaml.safe_load(read_text(path, "a YAML site profile", what="site profile"))
         return SiteProfile.model_validate(data)
+    except InputFileError as exc:
+        raise SpecError(str(exc)) from None
     except yaml.YAMLError as exc:
         raise SpecError(f"{path}: not valid YAML: {exc}") from None
     except ValidationError as exc:

@@ -36,3 +36,19 @@ def test_lenet_decomposed_2x2_is_bitwise_equal():
         assert np.array_equal(got[0], ref[0]) and np.array_equal(got[1], ref[1])
     else:
         assert got is None
+
+
+def test_one_layout_check_for_every_path() -> None:
+    """``check_layout`` (used by the postprocess configuration and DistributedInference) refuses
+    factors below 1, products of 1 from negative factors, and a rank count that differs."""
+    from ens10.inference.distributed import check_layout
+    from ens10.inference.errors import ExportError
+
+    check_layout(None)
+    check_layout((2, 2), 4)
+    for layout, ranks, message in (((0, 2), None, "whole numbers >= 1"),
+                                   ((-1, -1), 1, "whole numbers >= 1"),
+                                   ((1, 0), 1, "whole numbers >= 1"),
+                                   ((2, 2), 1, "needs 4 MPI ranks, but the job has 1")):  # fmt: skip
+        with pytest.raises(ExportError, match=message):
+            check_layout(layout, ranks)

@@ -62,3 +62,63 @@ def test_corrupt_database_is_a_tuning_error(tmp_path: Path) -> None:
     bad.write_text("this is not sqlite" * 100)
     with pytest.raises(TuningError, match="bad.sqlite is damaged"):
         TuningDB(bad)
+
+
+def test_database_identity_new_legacy_and_foreign(tmp_path: Path) -> None:
+    """A new database is stamped; one made before identities (same tables, none) is recognised
+    and stamped; another application's file is refused and left unchanged; reading commands
+    never create a database."""
+    import sqlite3
+
+    from mapping.tuning.db import _SCHEMA, KIND
+    from stencils.dbfile import header
+
+    TuningDB(tmp_path / "new.sqlite", machine="m1")
+    assert header(tmp_path / "new.sqlite") == (KIND.application_id, KIND.version)
+    legacy = tmp_path / "legacy.sqlite"
+    con = sqlite3.connect(legacy)
+    con.executescript(_SCHEMA.replace("CREATE TABLE IF NOT EXISTS searches", "CREATE TEMP TABLE s"))
+    con.close()
+    assert header(legacy) == (0, 0)
+    TuningDB(legacy, machine="m1").apply("lap", Schedule("numpy"), None)
+    assert header(legacy) == (KIND.application_id, KIND.version)
+    other = tmp_path / "other.sqlite"
+    con = sqlite3.connect(other)
+    con.execute("CREATE TABLE notes (text)")
+    con.commit()
+    con.close()
+    before = other.read_bytes()
+    for read_only in (True, False):
+        with pytest.raises(TuningError, match="other.sqlite is an SQLite database that is not a tuning"):
+            TuningDB(other, read_only=read_only)
+    assert other.read_bytes() == before
+    with pytest.raises(TuningError, match="does not exist"):
+        TuningDB(tmp_path / "sub" / "missing.sqlite", read_only=True)
+    assert not (tmp_path / "sub").exists()
+
+
+def test_rows_of_the_wrong_type_are_refused_at_import_and_at_read(tmp_path: Path) -> None:
+    """An import with a schedule of the wrong type writes nothing; a bad row written by someone
+    else is named (database, table, stencil, field) when it is read."""
+    import sqlite3
+
+    db = TuningDB(tmp_path / "a.sqlite", machine="m1")
+    _fill(db)
+    data = db.export()
+    bad = dict(data, evaluations=[dict(data["evaluations"][0], schedule='{"threads": "abc"}')])
+    target = TuningDB(tmp_path / "b.sqlite", machine="m1")
+    with pytest.raises(TuningError, match=r"evaluations\[0\]: schedule: invalid schedule: threads"):
+        target.import_(bad)
+    assert target.export()["stencils"] == []  # nothing of the file was written
+    wrong_key = dict(data, evaluations=[dict(data["evaluations"][0], key="0" * 16)])
+    with pytest.raises(TuningError, match="is not the key of its schedule"):
+        target.import_(wrong_key)
+    typed = dict(data, evaluations=[dict(data["evaluations"][0], median_s="fast")])
+    with pytest.raises(TuningError, match="median_s"):
+        target.import_(typed)
+    con = sqlite3.connect(tmp_path / "a.sqlite")
+    con.execute("UPDATE evaluations SET schedule='{\"threads\": \"abc\"}' WHERE status='invalid'")
+    con.commit()
+    con.close()
+    with pytest.raises(TuningError, match="a.sqlite, table evaluations, stencil 'lap'.*threads"):
+        db.best("lap", DOM)

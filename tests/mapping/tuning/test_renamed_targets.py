@@ -47,8 +47,12 @@ def test_fv3cores_old_names_are_todays_definitions() -> None:
 def test_format_1_import_renames_and_drops(tmp_path, monkeypatch) -> None:
     """A format-1 export with an fv3core row of each kind imports renamed; the retired one is
     left out; an export of today's format imports verbatim and exports in today's format."""
-    row = {"machine": "m", "domain": "8x8x8", "key": "k", "schedule": "{}", "status": "ok",
-           "median_s": 1.0}  # fmt: skip
+    from mapping.tuning.schedule import Schedule
+
+    schedule = Schedule.from_json('{"backend": "numpy", "oir_skip": [], "opt_flags": "", '
+                                  '"proc_bind": "", "sdfg": [], "threads": 0}')  # fmt: skip
+    row = {"machine": "m", "domain": "8x8x8", "key": schedule.key,
+           "schedule": schedule.to_json(), "status": "ok", "median_s": 1.0}  # fmt: skip
     old = {"format": "stratoflow-tuning-db/1", "evaluations": [
         {**row, "stencil": "fv3core.stencils.fv3_d_sw:kinetic_energy"},
         {**row, "stencil": "fv3core.stencils.d_sw:cell_potential"},

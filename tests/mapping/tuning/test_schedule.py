@@ -39,7 +39,7 @@ def test_json_round_trip_and_hash() -> None:
         ({"backend": "gt:cpu_ifirst", "sdfg": [["tile", {"sizes": [8, 8]}]]}, "need a dace backend"),
         ({"backend": "dace:cpu", "sdfg": [["warp", {}]]}, "unknown"),
         ({"backend": "numpy", "threads": 2}, "numpy backend"),
-        ({"backend": "numpy", "colour": 1}, "unknown keys"),
+        ({"backend": "numpy", "colour": 1}, "colour: unknown key"),
         ({"backend": "gt:cpu_ifirst", "oir_skip": ["NoSuchPass"]}, "unknown passes"),
     ],
 )
