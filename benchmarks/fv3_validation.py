@@ -16,7 +16,6 @@ not a timing: it reports no STREAM triad, only the run time of each case.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import math
 import time
@@ -26,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from benchmarks.common import (
     BenchmarkError,
     git_revision,
+    load_payload,
     machine_info,
     write_json,
     write_markdown,
@@ -156,7 +156,10 @@ def run_case(ref: FV3Reference, backend: str, progress: bool) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
-    payload = json.loads(args.json.read_text()) if args.json.exists() else {}
+    if args.render_only or args.json.exists():  # render-only needs it; a run adds to it
+        payload = load_payload(args.json)
+    else:
+        payload = {}
     runs = payload.setdefault("runs", {}).setdefault("fv3", {})
     if not args.render_only:
         root = args.reference if args.reference is not None else reference_root()

@@ -337,6 +337,7 @@ class FV3Config:
         path = Path(path)
         nml = read_namelist(path)
         values = namelist_values(nml)
+        namelist_alone = dict(values)
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(overrides) - known)
         if unknown:
@@ -348,7 +349,19 @@ class FV3Config:
                      path, nml.resolution, nml.dt_atmos, values["n_split"])  # fmt: skip
         if "hord" in overrides:  # one PPM scheme given: it replaces the namelist's hord_*
             values.update({k: overrides["hord"] for k in ("hord_mt", "hord_vt", "hord_dp")})
-        return cls.from_dict({**values, **overrides}, source=str(path))
+        try:
+            return cls.from_dict({**values, **overrides}, source=str(path))
+        except FV3ConfigError:
+            if not overrides:
+                raise
+            cls.from_dict(namelist_alone, source=str(path))  # the namelist alone: its own error
+            given = ", ".join(sorted(overrides))
+            try:  # the namelist is fine: an option given over it is at fault
+                cls.from_dict({**values, **overrides}, source=f"the options ({given}) given "
+                              f"over the namelist {path}")  # fmt: skip
+            except FV3ConfigError as exc:
+                raise exc from None
+            raise
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> FV3Config:

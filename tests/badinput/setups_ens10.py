@@ -176,7 +176,9 @@ def _fv3_like(path: Path, lonlat: bool = True) -> None:
     if lonlat:
         lon = np.linspace(0, 359, 6 * n * n).reshape(6, n, n)
         lat = np.linspace(-89, 89, 6 * n * n).reshape(6, n, n)
-        coords |= {"lon": (("tile", "y", "x"), lon), "lat": (("tile", "y", "x"), lat)}
+        area = np.full((6, n, n), 5.1e14 / (6 * n * n))
+        coords |= {"lon": (("tile", "y", "x"), lon), "lat": (("tile", "y", "x"), lat),
+                   "area": (("tile", "y", "x"), area, {"standard_name": "cell_area"})}  # fmt: skip
     ds = xr.Dataset(
         {"h": (("time", "tile", "y", "x"), rng.uniform(1000, 3000, (1, 6, n, n))),
          "ps_ll": (("time", "lat_ll", "lon_ll"), rng.uniform(9e4, 1e5, (1, 3, 6)))},

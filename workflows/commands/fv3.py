@@ -205,15 +205,28 @@ def stencil_factory(backend: str, tuning_db: Path | None):
     stencils applied in ``tuning_db`` with their schedules."""
     if tuning_db is None:
         return None
+    if tuning_db.is_dir():
+        raise WorkflowError(
+            f"--tuning-db {tuning_db} is a folder, not a tuning database file; pass the file the "
+            "schedules were applied in ('stratoflow tune apply STENCIL --db PATH'; default "
+            "~/.cache/stratoflow/tuning.sqlite)"
+        )
     if not tuning_db.is_file():
         raise WorkflowError(
             f"--tuning-db {tuning_db}: no such file; pass the tuning database the schedules were "
             "applied in ('stratoflow tune apply STENCIL --db PATH'; default "
             "~/.cache/stratoflow/tuning.sqlite)"
         )
+    from mapping.tuning.db import KIND
     from mapping.tuning.errors import TuningError
     from mapping.tuning.factory import TunedStencilFactory
+    from stencils.dbfile import identify
+    from stencils.errors import DatabaseIdentityError
 
+    try:  # another application's database, or the run database, is a mistake, not damage
+        identify(tuning_db, KIND)
+    except DatabaseIdentityError as exc:
+        raise WorkflowError(f"--tuning-db: {exc}") from None
     try:
         factory = TunedStencilFactory(backend, db=tuning_db)
     except TuningError as exc:  # tuned schedules are optional: a damaged database never stops a run
@@ -402,6 +415,11 @@ def _check_plot_input(path: Path, var: str) -> None:
             raise WorkflowError(
                 f"fv3 plot: {path} is not an fv3core output file: it has {what} (fv3 plot needs "
                 "lon and lat on (tile, y, x) and fields on (time, tile, y, x)); " + made_by
+            )
+        if var in ds.coords:
+            raise WorkflowError(
+                f"fv3 plot: {var!r} of {path} is a coordinate ({ds[var].attrs.get('long_name') or ds[var].attrs.get('standard_name') or 'grid information'}), "
+                f"not a field of the run: --var takes one of {', '.join(drawable)}"
             )
         if var not in ds.data_vars:
             raise WorkflowError(
