@@ -398,7 +398,7 @@ class FV3Config:
                     f"days={self.days:g} ({total:g} s) is shorter than half a time step (dt = "
                     f"{dt:g} s): ask for at least {dt / 86400.0:.6g} days, or a smaller dt"
                 )
-            steps = round(total / dt)
+            steps = max(1, round(total / dt))
             if abs(steps * dt - total) > 1e-9 * total:
                 log.warning("days=%g is not a whole number of %g s steps: %d steps run, %g days",
                             self.days, dt, steps, steps * dt / 86400.0)  # fmt: skip

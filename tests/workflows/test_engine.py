@@ -207,3 +207,22 @@ def test_fv3_step_hash_follows_the_applied_tuned_schedules(tmp_path, monkeypatch
     assert context == {"tuned_schedules": {"dgrid_to_agrid": Schedule("gt:cpu_ifirst").to_dict()}}
     tuned = step_hash(inst, [])
     assert tuned != before and step_hash(inst, []) == tuned
+
+
+def test_steps_build_into_the_one_stencil_cache(tmp_path, runs, db, monkeypatch):
+    """A step that builds stencils (the stencil library demo, numpy) builds them into the
+    stencil cache of the run's environment ($STRATOFLOW_CACHE_DIR), so its recorded outputs
+    and the report list only what it wrote (reference: the cache folder holds the builds; no
+    output path lies in a cache)."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("STRATOFLOW_CACHE_DIR", str(cache))
+    spec = {"name": "cache", "retries": 0,
+            "steps": [{"name": "stencils", "kind": "stencils_demo", "backend": "numpy"}]}  # fmt: skip
+    outcome = _run(spec, runs, db)
+    assert outcome.status == "done", outcome.steps
+    assert any(cache.rglob("*.py"))  # the generated numpy stencils
+    paths = [out["path"] for out in db.outputs(outcome.run_id)]
+    cached = [p for p in paths if "cache" in p or p.startswith(".") or "/." in p]
+    assert not cached, cached
+    step_dir = outcome.run_dir / "steps" / "stencils" / "out"
+    assert not list(step_dir.glob(".*cache*")) and not (step_dir / ".dace.conf").exists()

@@ -110,3 +110,16 @@ def test_command_placeholders(tmp_path):
         parse_spec({"name": "k", "steps": [
             {"name": "a", "kind": "command", "argv": ["true"]},
             {"name": "b", "kind": "command", "argv": ["cat", "{input.a}"]}]}, "k.yaml")  # fmt: skip
+
+
+@pytest.mark.parametrize("case", ["williamson1", "williamson2", "baroclinic"])
+def test_fv3_warm_up_runs_at_least_a_step_of_each_case(case: str) -> None:
+    """The serial cache warm-up of an fv3 step runs FV3Kind.WARM_DAYS of the case with its
+    default time step: at least one step, never refused as shorter than half a step
+    (reference: the case's default dt from FV3Config.from_dict)."""
+    from fv3core.config import FV3Config
+    from workflows.kinds.science import FV3Kind
+
+    cfg = FV3Config.from_dict({"case": case, "days": FV3Kind.WARM_DAYS}, source="test")
+    steps, dt = cfg.steps_for(1e-6)
+    assert steps >= 1 and steps * dt <= 2 * 3600.0

@@ -330,18 +330,28 @@ def _days_png(path: Path) -> Path:
 
 
 def _plot_days(result, path: Path) -> None:
-    """ps and vort850 at JW06's days 7, 9, 10 (those the run reached; else its last day)."""
+    """ps and vort850 at JW06's days 7, 9, 10 (those the run reached; else its end)."""
+    import numpy as np
+
     from fv3core.grid.latlon_regrid import LatLonRegridder
     from fv3core.output.baroclinic_plots import plot_baroclinic_days
 
     panels = [(t / 86400.0, f["ps"], f["vort850"]) for t, f in result.history]
     days = [d for d in BAROCLINIC_PLOT_DAYS if any(abs(p[0] - d) < 1e-6 for p in panels)]
-    if not days:
-        days = [panels[-1][0]]
+    levels: dict[str, np.ndarray] = {}
+    if not days:  # a short run: its end, with levels spanning its fields rather than JW06's
+        end = result.steps * result.dt / 86400.0
+        ps, vort = result.fields["ps"] / 100.0, result.fields["vort850"] / 1e-5
+        panels.append((end, result.fields["ps"], result.fields["vort850"]))
+        days = [end]
+        if float(ps.max() - ps.min()) > 1e-9:
+            levels["ps_levels"] = np.linspace(float(ps.min()), float(ps.max()), 11)
+        if float(np.abs(vort).max()) > 0.0:
+            levels["vort_levels"] = np.linspace(-1.0, 1.0, 11) * float(np.abs(vort).max())
     regridder = LatLonRegridder.build(result.lon, result.lat)
     png = _days_png(path)
     cfg = result.config
-    plot_baroclinic_days(png, panels, days=days, regridder=regridder,
+    plot_baroclinic_days(png, panels, days=days, regridder=regridder, **levels,
                          title=f"stratoflow fv3core {cfg.case} C{cfg.resolution} L{cfg.nz}")  # fmt: skip
     log.info("wrote %s", png)
 

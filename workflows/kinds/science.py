@@ -50,7 +50,9 @@ class FV3Kind(CliKind):
     command = ("fv3", "run")
     packages = ("fv3core", "mapping", "stencils", "workflows")
     libraries = ("numpy", "gt4py", "dace", "scipy", "xarray", "netCDF4", "f90nml", "mpi4py", "mpich")
-    WARM_DAYS = 0.01  # the serial cache warm-up: a step or two
+    #: the serial cache warm-up: one hour, a few steps of every case's time step (FV3's
+    #: dt_atmos up to 7200 s; a shorter run than half a step is refused)
+    WARM_DAYS = 1.0 / 24.0
 
     def _args(self, step: FV3Step, output: Path | None, days: float | None = None) -> tuple[str, ...]:
         """The run's options: with a namelist, only what the step overrides of it."""
