@@ -45,6 +45,7 @@ def test_a_session_records_each_test_and_fails_over_the_limit(tmp_path: Path) ->
     small = next(v for k, v in peaks.items() if k.endswith("test_small"))
     assert big["self_mb"] - small["self_mb"] > 250
     env["STRATOFLOW_TEST_MEMORY_LIMIT_MB"] = str(small["self_mb"] + 150)
+    env["STRATOFLOW_TEST_MEMORY_STRICT"] = "1"
     over = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
     assert over.returncode == 1, over.stdout + over.stderr
     assert "1 test(s) above the" in over.stdout and "test_big" in over.stdout
