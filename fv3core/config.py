@@ -355,13 +355,10 @@ class FV3Config:
             if not overrides:
                 raise
             cls.from_dict(namelist_alone, source=str(path))  # the namelist alone: its own error
-            given = ", ".join(sorted(overrides))
-            try:  # the namelist is fine: an option given over it is at fault
-                cls.from_dict({**values, **overrides}, source=f"the options ({given}) given "
-                              f"over the namelist {path}")  # fmt: skip
-            except FV3ConfigError as exc:
-                raise exc from None
-            raise
+        # the namelist is fine: an option given over it is at fault, and is named so
+        given = ", ".join(sorted(overrides))
+        return cls.from_dict({**values, **overrides},
+                             source=f"the options ({given}) given over the namelist {path}")
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> FV3Config:
