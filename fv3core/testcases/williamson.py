@@ -28,13 +28,6 @@ class SolidBodyFlow:
     def u0(self) -> float:
         return 2.0 * np.pi * self.radius / (12.0 * DAY)
 
-    def stream_function(self, lon: np.ndarray, lat: np.ndarray) -> np.ndarray:
-        """psi with u = -(1/a) dpsi/dlat, v = (1/(a cos lat)) dpsi/dlon (m^2/s)."""
-        a = self.alpha
-        return -self.radius * self.u0 * (
-            np.sin(lat) * np.cos(a) - np.cos(lon) * np.cos(lat) * np.sin(a)
-        )
-
     def wind(self, lon: np.ndarray, lat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Zonal and meridional wind (m/s)."""
         a = self.alpha
@@ -105,7 +98,7 @@ class ShallowWaterCase:
     """A Williamson shallow-water initial state: winds, surface height and bottom topography.
 
     ``height`` is the free-surface height h + h_s (m); the prognostic fluid depth is
-    ``height - surface``.  ``steady`` cases are their own analytic solution at every time.
+    ``height - surface``.
     """
 
     name: str
@@ -113,8 +106,6 @@ class ShallowWaterCase:
     omega: float = OMEGA
     gravity: float = GRAVITY
     alpha: float = 0.0
-
-    steady: bool = False
 
     def wind(self, lon: np.ndarray, lat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         raise NotImplementedError
@@ -138,7 +129,6 @@ class SteadyGeostrophic(ShallowWaterCase):
 
     name: str = "williamson2"
     gh0: float = 2.94e4
-    steady: bool = True
 
     @property
     def u0(self) -> float:
@@ -207,15 +197,6 @@ class RossbyHaurwitz(ShallowWaterCase):
         c_ = 0.25 * k**2 * c2**r * ((r + 1) * c2 - (r + 2))
         gh = self.gravity * self.h0 + a * a * (a_ + b_ * np.cos(r * lon) + c_ * np.cos(2 * r * lon))
         return gh / self.gravity
-
-
-def shallow_water_case(name: str, alpha: float = 0.0) -> ShallowWaterCase:
-    """The Williamson case called ``name`` (williamson2, williamson5, williamson6)."""
-    cases = {"williamson2": SteadyGeostrophic, "williamson5": IsolatedMountain,
-             "williamson6": RossbyHaurwitz}  # fmt: skip
-    if name == "williamson2":
-        return SteadyGeostrophic(alpha=alpha)
-    return cases[name]()
 
 
 def vector_errors(
