@@ -1,6 +1,6 @@
 """FV3's non-hydrostatic vertical solvers (GFDL_atmos_cubed_sphere ``model/nh_utils.F90``:
 ``SIM1_solver``, ``SIM_solver``, ``SIM3_solver``, ``SIM3p0_solver``, ``imp_diff_w``,
-``Riem_Solver_c``; ``model/nh_core.F90``: ``Riem_Solver3``), transliterated loop by loop with
+``Riem_Solver_c``, ``update_dz_c``; ``model/nh_core.F90``: ``Riem_Solver3``), transliterated loop by loop with
 FV3's order of floating-point operations.
 
 A column routine works on one ``j`` row: arrays are ``(ni, km + 2)`` with FV3's 1-based level
@@ -15,6 +15,9 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+
+from tests.fv3core.transliteration.corners import XDIR, YDIR, fill_4corners
+from tests.fv3core.transliteration.farray import FArray, R
 
 R3 = 1.0 / 3.0
 
@@ -394,3 +397,53 @@ def riem_solver_c(dt: float, akap: float, ptop: float, hs: np.ndarray, w3: np.nd
         gz[:, j, km] = hs[:, j]
         for k in range(km, 0, -1):
             gz[:, j, k - 1] = gz[:, j, k] - dz2[:, k] * grav
+
+
+def update_dz_c(is_: int, ie: int, js: int, je: int, km: int, dt: float, dp0: np.ndarray, zs: FArray,
+                area: FArray, ut: list[FArray], vt: list[FArray], gz: list[FArray], ws: FArray, npx: int,
+                npy: int, corners: object, dz_min: float = 2.0) -> None:  # fmt: skip
+    """``update_dz_c`` (``grid_type < 3``): ``gz``, ``ut``, ``vt``: one :class:`FArray` per level
+    (``gz``: ``km + 1`` interfaces), top down; ``dp0``: FV3's ``dp0(1:km)``; in place."""
+    rdt = 1.0 / dt
+    top_ratio = dp0[0] / (dp0[0] + dp0[1])
+    bot_ratio = dp0[km - 1] / (dp0[km - 2] + dp0[km - 1])
+    is1, js1, ie1, je1, ie2, je2 = is_ - 1, js - 1, ie + 1, je + 1, ie + 2, je + 2
+    lo = gz[0].lo
+    for k in range(1, km + 2):
+        xfx = FArray.full(lo, gz[0].hi)
+        yfx = FArray.full(lo, gz[0].hi)
+        fx = FArray.full(lo, gz[0].hi)
+        fy = FArray.full(lo, gz[0].hi)
+        ux, vy = R(is1, ie2), R(js1, je1)
+        uy, vx = R(js1, je2), R(is1, ie1)
+        if k == 1:
+            xfx[ux, vy] = ut[0][ux, vy] + (ut[0][ux, vy] - ut[1][ux, vy]) * top_ratio
+            yfx[vx, uy] = vt[0][vx, uy] + (vt[0][vx, uy] - vt[1][vx, uy]) * top_ratio
+        elif k == km + 1:
+            xfx[ux, vy] = ut[km - 1][ux, vy] + (ut[km - 1][ux, vy] - ut[km - 2][ux, vy]) * bot_ratio
+            yfx[vx, uy] = vt[km - 1][vx, uy] + (vt[km - 1][vx, uy] - vt[km - 2][vx, uy]) * bot_ratio
+        else:
+            int_ratio = 1.0 / (dp0[k - 2] + dp0[k - 1])
+            xfx[ux, vy] = (dp0[k - 1] * ut[k - 2][ux, vy] + dp0[k - 2] * ut[k - 1][ux, vy]) * int_ratio
+            yfx[vx, uy] = (dp0[k - 1] * vt[k - 2][vx, uy] + dp0[k - 2] * vt[k - 1][vx, uy]) * int_ratio
+        gz2 = FArray(gz[k - 1].data.copy(), lo)
+        fill_4corners(gz2, XDIR, npx, npy, corners)
+        for j in range(js1, je1 + 1):
+            for i in range(is1, ie2 + 1):
+                fx[i, j] = gz2[i - 1, j] if xfx[i, j] > 0.0 else gz2[i, j]
+                fx[i, j] = xfx[i, j] * fx[i, j]
+        fill_4corners(gz2, YDIR, npx, npy, corners)
+        for j in range(js1, je2 + 1):
+            for i in range(is1, ie1 + 1):
+                fy[i, j] = gz2[i, j - 1] if yfx[i, j] > 0.0 else gz2[i, j]
+                fy[i, j] = yfx[i, j] * fy[i, j]
+        for j in range(js1, je1 + 1):
+            for i in range(is1, ie1 + 1):
+                gz[k - 1][i, j] = (gz2[i, j] * area[i, j] + fx[i, j] - fx[i + 1, j] + fy[i, j] - fy[i, j + 1]) / (
+                    area[i, j] + xfx[i, j] - xfx[i + 1, j] + yfx[i, j] - yfx[i, j + 1])  # fmt: skip
+    for j in range(js1, je1 + 1):
+        for i in range(is1, ie1 + 1):
+            ws[i, j] = (zs[i, j] - gz[km][i, j]) * rdt
+        for k in range(km, 0, -1):
+            for i in range(is1, ie1 + 1):
+                gz[k - 1][i, j] = max(gz[k - 1][i, j], gz[k][i, j] + dz_min)
