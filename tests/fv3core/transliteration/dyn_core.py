@@ -324,3 +324,40 @@ class ShallowWaterCore:
             else:
                 one_grad_p(f.u, f.v, f.pkc, f.gz, dt, g)
         (self._boundary if last else self._dwinds).update()
+
+
+def nh_p_grad(u: list[FArray], v: list[FArray], pp: list[FArray], gz: list[FArray], delp: list[FArray],
+              pk: list[FArray], dt: float, g: Grid, top_value: float) -> None:  # fmt: skip
+    """FV3 ``nh_p_grad`` (no ``GAS_HYDRO_P``): ``pp``, ``pk`` (below the top), ``gz`` to the
+    corners in place, ``delp`` to the corners (``wk1``), then the D-grid winds of each layer
+    updated by the hydrostatic and non-hydrostatic gradients and divided by ``dx``, ``dy``.
+    ``top_value``: ``ptk`` (``peln1`` with ``use_logp``). Layers and interfaces top down."""
+    b = g.bd
+    Ic, Jc = R(b.is_, b.ie + 1), R(b.js, b.je + 1)
+    for k in range(len(gz)):
+        if k == 0:
+            pp[0][Ic, Jc] = 0.0
+            pk[0][Ic, Jc] = top_value
+        else:
+            a2b_ord4(pp[k], g, replace=True)
+            a2b_ord4(pk[k], g, replace=True)
+        a2b_ord4(gz[k], g, replace=True)
+    for k in range(len(delp)):
+        wk1 = a2b_ord4(delp[k], g)
+        wk = FArray.full((b.isd, b.jsd), (b.ied, b.jed))
+        wk[Ic, Jc] = pk[k + 1][Ic, Jc] - pk[k][Ic, Jc]
+        p, q, z = pk[k : k + 2], pp[k : k + 2], gz[k : k + 2]
+        I, J = R(b.is_, b.ie), R(b.js, b.je + 1)
+        du1 = dt / (wk[I, J] + wk[I + 1, J]) * (
+            (z[1][I, J] - z[0][I + 1, J]) * (p[1][I + 1, J] - p[0][I, J])
+            + (z[0][I, J] - z[1][I + 1, J]) * (p[1][I, J] - p[0][I + 1, J]))  # fmt: skip
+        u[k][I, J] = (u[k][I, J] + du1 + dt / (wk1[I, J] + wk1[I + 1, J]) * (
+            (z[1][I, J] - z[0][I + 1, J]) * (q[1][I + 1, J] - q[0][I, J])
+            + (z[0][I, J] - z[1][I + 1, J]) * (q[1][I, J] - q[0][I + 1, J]))) * g.rdx[I, J]  # fmt: skip
+        I, J = R(b.is_, b.ie + 1), R(b.js, b.je)
+        dv1 = dt / (wk[I, J] + wk[I, J + 1]) * (
+            (z[1][I, J] - z[0][I, J + 1]) * (p[1][I, J + 1] - p[0][I, J])
+            + (z[0][I, J] - z[1][I, J + 1]) * (p[1][I, J] - p[0][I, J + 1]))  # fmt: skip
+        v[k][I, J] = (v[k][I, J] + dv1 + dt / (wk1[I, J] + wk1[I, J + 1]) * (
+            (z[1][I, J] - z[0][I, J + 1]) * (q[1][I, J + 1] - q[0][I, J])
+            + (z[0][I, J] - z[1][I, J + 1]) * (q[1][I, J] - q[0][I, J + 1]))) * g.rdy[I, J]  # fmt: skip
