@@ -327,11 +327,13 @@ class ShallowWaterCore:
 
 
 def nh_p_grad(u: list[FArray], v: list[FArray], pp: list[FArray], gz: list[FArray], delp: list[FArray],
-              pk: list[FArray], dt: float, g: Grid, top_value: float) -> None:  # fmt: skip
+              pk: list[FArray], dt: float, g: Grid, top_value: float,
+              split: tuple[list[FArray], list[FArray], float] | None = None) -> None:  # fmt: skip
     """FV3 ``nh_p_grad`` (no ``GAS_HYDRO_P``): ``pp``, ``pk`` (below the top), ``gz`` to the
     corners in place, ``delp`` to the corners (``wk1``), then the D-grid winds of each layer
     updated by the hydrostatic and non-hydrostatic gradients and divided by ``dx``, ``dy``.
-    ``top_value``: ``ptk`` (``peln1`` with ``use_logp``). Layers and interfaces top down."""
+    ``top_value``: ``ptk`` (``peln1`` with ``use_logp``). Layers and interfaces top down.
+    ``split=(du, dv, beta)``: FV3 ``split_p_grad``, the hydrostatic increments off-centred."""
     b = g.bd
     Ic, Jc = R(b.is_, b.ie + 1), R(b.js, b.je + 1)
     for k in range(len(gz)):
@@ -348,16 +350,57 @@ def nh_p_grad(u: list[FArray], v: list[FArray], pp: list[FArray], gz: list[FArra
         wk[Ic, Jc] = pk[k + 1][Ic, Jc] - pk[k][Ic, Jc]
         p, q, z = pk[k : k + 2], pp[k : k + 2], gz[k : k + 2]
         I, J = R(b.is_, b.ie), R(b.js, b.je + 1)
+        if split is not None:
+            u[k][I, J] = u[k][I, J] + split[2] * split[0][k][I, J]
         du1 = dt / (wk[I, J] + wk[I + 1, J]) * (
             (z[1][I, J] - z[0][I + 1, J]) * (p[1][I + 1, J] - p[0][I, J])
             + (z[0][I, J] - z[1][I + 1, J]) * (p[1][I, J] - p[0][I + 1, J]))  # fmt: skip
+        if split is not None:
+            split[0][k][I, J] = du1
+            du1 = (1.0 - split[2]) * split[0][k][I, J]
         u[k][I, J] = (u[k][I, J] + du1 + dt / (wk1[I, J] + wk1[I + 1, J]) * (
             (z[1][I, J] - z[0][I + 1, J]) * (q[1][I + 1, J] - q[0][I, J])
             + (z[0][I, J] - z[1][I + 1, J]) * (q[1][I, J] - q[0][I + 1, J]))) * g.rdx[I, J]  # fmt: skip
         I, J = R(b.is_, b.ie + 1), R(b.js, b.je)
+        if split is not None:
+            v[k][I, J] = v[k][I, J] + split[2] * split[1][k][I, J]
         dv1 = dt / (wk[I, J] + wk[I, J + 1]) * (
             (z[1][I, J] - z[0][I, J + 1]) * (p[1][I, J + 1] - p[0][I, J])
             + (z[0][I, J] - z[1][I, J + 1]) * (p[1][I, J] - p[0][I, J + 1]))  # fmt: skip
+        if split is not None:
+            split[1][k][I, J] = dv1
+            dv1 = (1.0 - split[2]) * split[1][k][I, J]
         v[k][I, J] = (v[k][I, J] + dv1 + dt / (wk1[I, J] + wk1[I, J + 1]) * (
             (z[1][I, J] - z[0][I, J + 1]) * (q[1][I, J + 1] - q[0][I, J])
             + (z[0][I, J] - z[1][I, J + 1]) * (q[1][I, J] - q[0][I, J + 1]))) * g.rdy[I, J]  # fmt: skip
+
+
+def halo_pressures(routine: str, b: Any, npz: int, ptop: float, akap: float, q: np.ndarray,
+                   delp: np.ndarray) -> None:  # fmt: skip
+    """FV3 ``pe_halo``, ``pk3_halo`` or ``pln_halo`` (``routine``), loop by loop: ``q`` (FV3's
+    ``pe`` or ``pk3``) and ``delp`` as 3-D arrays ``(i, j, k)`` from ``(isd, jsd)`` (``pe`` here
+    laid out as ``pk3``), in place."""
+    is_, ie, js, je = b.is_, b.ie, b.js, b.je
+
+    def at(i: int, j: int) -> tuple[int, int]:
+        return i - b.isd, j - b.jsd
+
+    def column(i: int, j: int) -> None:
+        ii, jj = at(i, j)
+        if routine == "pe_halo":
+            q[ii, jj, 0] = ptop
+            for k in range(npz):
+                q[ii, jj, k + 1] = q[ii, jj, k] + delp[ii, jj, k]
+            return
+        pet = np.float64(ptop)
+        for k in range(npz):
+            pet = pet + delp[ii, jj, k]
+            q[ii, jj, k + 1] = np.exp(akap * np.log(pet)) if routine == "pk3_halo" else np.log(pet)
+
+    ring = 1 if routine == "pe_halo" else 2
+    for j in range(js, je + 1):
+        for i in [*range(is_ - ring, is_), *range(ie + 1, ie + ring + 1)]:
+            column(i, j)
+    for i in range(is_ - ring, ie + ring + 1):
+        for j in [*range(js - ring, js), *range(je + 1, je + ring + 1)]:
+            column(i, j)
