@@ -14,6 +14,7 @@ shared north/east boundary points are synchronised only where FV3 calls ``mpp_ge
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -404,3 +405,54 @@ def halo_pressures(routine: str, b: Any, npz: int, ptop: float, akap: float, q: 
     for i in range(is_ - ring, ie + ring + 1):
         for j in [*range(js - ring, js), *range(je + 1, je + ring + 1)]:
             column(i, j)
+
+
+def ray_fast(dt: float, npz: int, pfull: np.ndarray, tau: float, u: np.ndarray, v: np.ndarray,
+             w: np.ndarray, ks: int, dp: np.ndarray, ptop: float, hydrostatic: bool, rf_cutoff: float,
+             b: Any) -> None:  # fmt: skip
+    """FV3 ``Ray_fast`` (its first call: the set-up, then the damping), loop by loop; ``u``,
+    ``v``, ``w`` 3-D arrays from ``(isd, jsd)``, layers top down; in place."""
+    tau0 = tau * 86400.0
+    rf = np.ones(npz + 1)
+    rff = np.zeros(npz + 1)
+    kmax = 0
+    for k in range(1, npz + 1):
+        if pfull[k - 1] < rf_cutoff:
+            s = math.sin(0.5 * math.pi * math.log(rf_cutoff / pfull[k - 1]) / math.log(rf_cutoff / ptop))
+            rff[k] = dt / tau0 * (s * s)
+            kmax = k
+            rff[k] = 1.0 / (1.0 + rff[k])
+            rf[k] = rff[k]
+        else:
+            break
+    k_rf = 0
+    for k in range(1, ks + 1):
+        if pfull[k - 1] < rf_cutoff + min(100.0, 10.0 * ptop):
+            k_rf = k
+        else:
+            break
+    i0, j0 = b.isd, b.jsd
+    for j in range(b.js, b.je + 2):
+        dm = 0.0
+        for k in range(1, k_rf + 1):
+            dm = dm + dp[k - 1]
+        I = slice(b.is_ - i0, b.ie + 1 - i0)
+        Iv = slice(b.is_ - i0, b.ie + 2 - i0)
+        jj = j - j0
+        dmu = np.zeros(b.ie - b.is_ + 1)
+        dmv = np.zeros(b.ie - b.is_ + 2)
+        for k in range(1, kmax + 1):
+            dmu = dmu + (1.0 - rf[k]) * dp[k - 1] * u[I, jj, k - 1]
+            u[I, jj, k - 1] = rf[k] * u[I, jj, k - 1]
+            if j != b.je + 1:
+                dmv = dmv + (1.0 - rf[k]) * dp[k - 1] * v[Iv, jj, k - 1]
+                v[Iv, jj, k - 1] = rf[k] * v[Iv, jj, k - 1]
+                if not hydrostatic:
+                    w[I, jj, k - 1] = rf[k] * w[I, jj, k - 1]
+        dmu = dmu / dm
+        if j != b.je + 1:
+            dmv = dmv / dm
+        for k in range(1, k_rf + 1):
+            u[I, jj, k - 1] = u[I, jj, k - 1] + dmu
+            if j != b.je + 1:
+                v[Iv, jj, k - 1] = v[Iv, jj, k - 1] + dmv
