@@ -447,3 +447,79 @@ def update_dz_c(is_: int, ie: int, js: int, je: int, km: int, dt: float, dp0: np
         for k in range(km, 0, -1):
             for i in range(is1, ie1 + 1):
                 gz[k - 1][i, j] = max(gz[k - 1][i, j], gz[k][i, j] + dz_min)
+
+
+def edge_profile(q1: np.ndarray, q2: np.ndarray, dp0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``edge_profile`` (``uniform_grid = .false.``, ``limiter = 0``) of every column of ``q1``,
+    ``q2`` ``(..., km)``: the interface values ``(..., km + 1)``."""
+    km = q1.shape[-1]
+    qe1, qe2, gam = (np.zeros(q1.shape[:-1] + (km + 2,)) for _ in range(3))
+    q1, q2 = (np.concatenate([np.zeros(q.shape[:-1] + (1,)), q], -1) for q in (q1, q2))
+    g0 = dp0[1] / dp0[0]
+    xt1 = 2.0 * g0 * (g0 + 1.0)
+    bet = g0 * (g0 + 0.5)
+    qe1[..., 1] = (xt1 * q1[..., 1] + q1[..., 2]) / bet
+    qe2[..., 1] = (xt1 * q2[..., 1] + q2[..., 2]) / bet
+    gam[..., 1] = (1.0 + g0 * (g0 + 1.5)) / bet
+    for k in range(2, km + 1):
+        gk = dp0[k - 2] / dp0[k - 1]
+        bet = 2.0 + 2.0 * gk - gam[..., k - 1]
+        qe1[..., k] = (3.0 * (q1[..., k - 1] + gk * q1[..., k]) - qe1[..., k - 1]) / bet
+        qe2[..., k] = (3.0 * (q2[..., k - 1] + gk * q2[..., k]) - qe2[..., k - 1]) / bet
+        gam[..., k] = gk / bet
+    a_bot = 1.0 + gk * (gk + 1.5)
+    xt1 = 2.0 * gk * (gk + 1.0)
+    xt2 = gk * (gk + 0.5) - a_bot * gam[..., km]
+    qe1[..., km + 1] = (xt1 * q1[..., km] + q1[..., km - 1] - a_bot * qe1[..., km]) / xt2
+    qe2[..., km + 1] = (xt1 * q2[..., km] + q2[..., km - 1] - a_bot * qe2[..., km]) / xt2
+    for k in range(km, 0, -1):
+        qe1[..., k] = qe1[..., k] - gam[..., k] * qe1[..., k + 1]
+        qe2[..., k] = qe2[..., k] - gam[..., k] * qe2[..., k + 1]
+    return qe1[..., 1:], qe2[..., 1:]
+
+
+def update_dz_d(ndif: list[int], damp: list[float], hord: int, km: int, g: object, dp0: np.ndarray,
+                zs: np.ndarray, zh: np.ndarray, crx: np.ndarray, cry: np.ndarray, xfx: np.ndarray,
+                yfx: np.ndarray, ws: np.ndarray, rdt: float, dz_min: float = 2.0) -> None:  # fmt: skip
+    """``update_dz_d``: 3-D arrays from ``(isd, jsd)`` (``crx``, ``xfx`` x faces, ``cry``,
+    ``yfx`` y faces, layers; ``zh`` interfaces), ``ndif``, ``damp`` FV3's ``km`` values; in place."""
+    from tests.fv3core.transliteration.deln_flux import del6_vt_flux
+    from tests.fv3core.transliteration.tp_core import fv_tp_2d
+
+    b = g.bd
+    ndif, damp = [*ndif, ndif[-1]], [*damp, damp[-1]]
+    crx_adv, xfx_adv = edge_profile(crx, xfx, dp0)
+    cry_adv, yfx_adv = edge_profile(cry, yfx, dp0)
+    lo = (b.isd, b.jsd)
+    area, rarea = g.area, g.rarea
+    for k in range(km + 1):
+        xa, ya = FArray(xfx_adv[:, :, k], lo), FArray(yfx_adv[:, :, k], lo)
+        ra_x = FArray.full(lo, (b.ied, b.jed))
+        ra_y = FArray.full(lo, (b.ied, b.jed))
+        ra_x[R(b.is_, b.ie), R(b.jsd, b.jed)] = (area[R(b.is_, b.ie), R(b.jsd, b.jed)] + xa[R(b.is_, b.ie), R(b.jsd, b.jed)]
+                                                 - xa[R(b.is_ + 1, b.ie + 1), R(b.jsd, b.jed)])  # fmt: skip
+        ra_y[R(b.isd, b.ied), R(b.js, b.je)] = (area[R(b.isd, b.ied), R(b.js, b.je)] + ya[R(b.isd, b.ied), R(b.js, b.je)]
+                                                 - ya[R(b.isd, b.ied), R(b.js + 1, b.je + 1)])  # fmt: skip
+        z = FArray(zh[:, :, k], lo)
+        I, J = R(b.is_, b.ie), R(b.js, b.je)
+        if damp[k] > 1.0e-5:
+            z2 = FArray(zh[:, :, k].copy(), lo)
+            fx, fy = fv_tp_2d(z2, FArray(crx_adv[:, :, k], lo), FArray(cry_adv[:, :, k], lo), hord, xa, ya, ra_x,
+                              ra_y, g)  # fmt: skip
+            wk2 = FArray.full(lo, (b.ied, b.jed))
+            fx2 = FArray.full(lo, (b.ied + 1, b.jed))
+            fy2 = FArray.full(lo, (b.ied, b.jed + 1))
+            del6_vt_flux(ndif[k], g.npx, g.npy, damp[k], z2, wk2, fx2, fy2, g)
+            z[I, J] = (z2[I, J] * area[I, J] + fx[I, J] - fx[I + 1, J] + fy[I, J] - fy[I, J + 1]) / (
+                ra_x[I, J] + ra_y[I, J] - area[I, J]) + (fx2[I, J] - fx2[I + 1, J] + fy2[I, J] - fy2[I, J + 1]) * rarea[I, J]  # fmt: skip
+        else:
+            fx, fy = fv_tp_2d(z, FArray(crx_adv[:, :, k], lo), FArray(cry_adv[:, :, k], lo), hord, xa, ya, ra_x,
+                              ra_y, g)  # fmt: skip
+            z[I, J] = (z[I, J] * area[I, J] + fx[I, J] - fx[I + 1, J] + fy[I, J] - fy[I, J + 1]) / (
+                ra_x[I, J] + ra_y[I, J] - area[I, J])  # fmt: skip
+    for j in range(b.js, b.je + 1):
+        jj = j - b.jsd
+        Ic = slice(b.is_ - b.isd, b.ie + 1 - b.isd)
+        ws[Ic, jj] = (zs[Ic, jj] - zh[Ic, jj, km]) * rdt
+        for k in range(km, 0, -1):
+            zh[Ic, jj, k - 1] = np.maximum(zh[Ic, jj, k - 1], zh[Ic, jj, k] + dz_min)
