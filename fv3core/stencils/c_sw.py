@@ -135,13 +135,15 @@ def cgrid_mass_flux(
     flux: FloatField,
     pt: FloatField,
     pt_flux: FloatField,
+    w: FloatField,
+    w_flux: FloatField,
     dt2: float,
 ):
     """c_sw: the contravariant C-grid wind ``ct`` (``ut``/``vt``) times ``dt2``, the face length
     and the upwind cell's ``sin_sg`` (in place), and the upwind ``delp`` flux through the face
     (``fx1``/``fy1``) along ``DI``/``DJ``; without ``SW_DYNAMICS`` also the upwind ``pt`` times
-    that flux (``fx``/``fy``)."""
-    from __externals__ import DI, DJ, SW_DYNAMICS
+    that flux (``fx``/``fy``), and ``NONHYDROSTATIC`` the upwind ``w`` times it (``fx2``/``fy2``)."""
+    from __externals__ import DI, DJ, NONHYDROSTATIC, SW_DYNAMICS
 
     with computation(PARALLEL), interval(...):
         far = dt2 * ct * face_length * sin_far[-DI, -DJ]
@@ -150,6 +152,8 @@ def cgrid_mass_flux(
         flux = ct * (delp[-DI, -DJ, 0] if ct > 0.0 else delp)
         if __INLINED(not SW_DYNAMICS):
             pt_flux = flux * (pt[-DI, -DJ, 0] if ct > 0.0 else pt)
+        if __INLINED(NONHYDROSTATIC):
+            w_flux = flux * (w[-DI, -DJ, 0] if ct > 0.0 else w)
 
 
 def cgrid_delp(
@@ -162,10 +166,15 @@ def cgrid_delp(
     ptc: FloatField,
     pt_fx: FloatField,
     pt_fy: FloatField,
+    w: FloatField,
+    wc: FloatField,
+    w_fx: FloatField,
+    w_fy: FloatField,
 ):
     """c_sw: ``delp`` at the half step from the upwind fluxes; ``SW_DYNAMICS``: ``ptc = pt``,
-    else ``pt`` at the half step from its upwind fluxes ``pt_fx``, ``pt_fy``."""
-    from __externals__ import SW_DYNAMICS
+    else ``pt`` at the half step from its upwind fluxes ``pt_fx``, ``pt_fy``; ``NONHYDROSTATIC``:
+    ``wc``, ``w`` at the half step, likewise."""
+    from __externals__ import NONHYDROSTATIC, SW_DYNAMICS
 
     with computation(PARALLEL), interval(...):
         delpc = delp + (fx - fx[1, 0, 0] + fy - fy[0, 1, 0]) * rarea
@@ -173,6 +182,8 @@ def cgrid_delp(
             ptc = pt
         else:
             ptc = (pt * delp + (pt_fx - pt_fx[1, 0, 0] + pt_fy - pt_fy[0, 1, 0]) * rarea) / delpc
+        if __INLINED(NONHYDROSTATIC):
+            wc = (w * delp + (w_fx - w_fx[1, 0, 0] + w_fy - w_fy[0, 1, 0]) * rarea) / delpc
 
 
 def cgrid_kinetic_energy(
@@ -268,7 +279,8 @@ class CGridShallowWaterDynamics:
     ``nord``: FV3's order of the divergence damping (``nord > 0``: ``divergence_corner``
     writes ``divg_d``); ``dt2``: FV3's ``dt2``, half the acoustic time step (s);
     ``sw_dynamics``: FV3 built with ``SW_DYNAMICS`` (``ptc = pt``), else the 3-D core's upwind
-    transport of ``pt`` into ``ptc``.
+    transport of ``pt`` into ``ptc``; ``hydrostatic=False`` (the non-hydrostatic 3-D core): FV3's
+    ``.not. hydrostatic`` branch, ``w`` corner-filled and transported alike into ``wc``.
 
     :meth:`bind` returns FV3's sequence as launches; GTScript stencils except FV3's cube-corner
     fills, which copy a point's value (with sign) from a point whose offset differs per filled
@@ -286,8 +298,11 @@ class CGridShallowWaterDynamics:
         dt2: float,
         *,
         sw_dynamics: bool = True,
+        hydrostatic: bool = True,
     ) -> None:
         check_subdomain(spec, "c_sw")
+        if sw_dynamics and not hydrostatic:
+            raise FV3ConfigError("c_sw: the shallow-water core (SW_DYNAMICS) is hydrostatic")
         if nord not in (0, 1, 2, 3):
             raise FV3ConfigError(f"c_sw: nord={nord}; FV3's nord is 0, 1, 2 or 3")
         self.spec, self.grid, self.nord, self.dt2 = spec, grid, nord, float(dt2)
@@ -304,8 +319,11 @@ class CGridShallowWaterDynamics:
         self.delp_flux = {d: zeros(indexing.domain_of(face_dims(d)), backend) for d in DIRECTIONS}
         #: FV3's local ``fx``, ``fy``: the upwind ``pt`` fluxes (3-D core only)
         self.pt_flux = {d: zeros(indexing.domain_of(face_dims(d)), backend) for d in DIRECTIONS}
-        self.sw_dynamics = bool(sw_dynamics)
-        sw = {"SW_DYNAMICS": self.sw_dynamics}
+        self.sw_dynamics, self.hydrostatic = bool(sw_dynamics), bool(hydrostatic)
+        sw = {"SW_DYNAMICS": self.sw_dynamics, "NONHYDROSTATIC": not self.hydrostatic}
+        #: FV3's local ``fx2``, ``fy2``: the upwind ``w`` fluxes (non-hydrostatic only)
+        self.w_flux = ({d: zeros(indexing.domain_of(face_dims(d)), backend) for d in DIRECTIONS}
+                       if not self.hydrostatic else self.pt_flux)  # fmt: skip
         self.ke = zeros(indexing.domain_of(CELL_DIMS), backend)
         self.vort = zeros(indexing.domain_of(CORNER_DIMS), backend)
         r = regions(CORNER_DIMS, 0)
@@ -339,8 +357,8 @@ class CGridShallowWaterDynamics:
             )
             for d in DIRECTIONS
         }  # fmt: skip
-        self._fill = {d: CornerFills(spec, fill2_4corners_copies(spec, d, ("delp", "pt")))
-                      for d in DIRECTIONS}  # fmt: skip
+        filled = ("delp", "pt") if self.hydrostatic else ("delp", "pt", "w")
+        self._fill = {d: CornerFills(spec, fill2_4corners_copies(spec, d, filled)) for d in DIRECTIONS}
 
     def bind(
         self,
@@ -357,6 +375,8 @@ class CGridShallowWaterDynamics:
         delpc: Any,
         ptc: Any,
         divg_d: Any = None,
+        w: Any = None,
+        wc: Any = None,
     ) -> list[Launch]:
         """FV3's ``c_sw`` on these storages (3-D, FV3's staggering with the 3 halo cells:
         ``delp``, ``pt``, ``ua``, ``va``, ``ut``, ``vt``, ``delpc``, ``ptc`` cells; ``u``,
@@ -374,8 +394,14 @@ class CGridShallowWaterDynamics:
         5. the kinetic energy (cells + 1; x then y) and the absolute vorticity (compute corners);
         6. ``uc`` on the compute x-faces, ``vc`` on the compute y-faces.
 
-        ``delp`` and ``pt`` keep their corner fills, as in FV3; every other point of every
-        argument is left as it is."""
+        ``delp`` and ``pt`` (and ``w``) keep their corner fills, as in FV3; every other point of
+        every argument is left as it is.  Non-hydrostatic: ``w`` (cells) in, ``wc`` (cells) out
+        with ``delpc``."""
+        if self.hydrostatic == (w is not None or wc is not None) or (w is None) != (wc is None):
+            need = "no w, wc" if self.hydrostatic else "w and wc"
+            raise FV3ConfigError(f"c_sw (hydrostatic={self.hydrostatic}) takes {need}")
+        fills = {"delp": delp, "pt": pt} if self.hydrostatic else {"delp": delp, "pt": pt, "w": w}
+        w, wc = (pt, ptc) if w is None else (w, wc)  # unread where the externals prune them
         if self.nord > 0 and divg_d is None:
             raise FV3ConfigError(f"c_sw: nord={self.nord} writes divg_d; pass its storage")
         g, dt2 = self.grid, self.dt2
@@ -395,16 +421,16 @@ class CGridShallowWaterDynamics:
                 divg_d=divg_d,
             ))  # fmt: skip
         for d in DIRECTIONS:
-            launches.append(self._fill[d].bind(delp=delp, pt=pt))
+            launches.append(self._fill[d].bind(**fills))
             launches.append(self._mass_flux[d].bind(
                 ct=ct_wind[d], face_length=face_length[d], sin_near=sin_near[d],
                 sin_far=sin_far[d], delp=delp, flux=self.delp_flux[d], pt=pt,
-                pt_flux=self.pt_flux[d], dt2=dt2,
+                pt_flux=self.pt_flux[d], w=w, w_flux=self.w_flux[d], dt2=dt2,
             ))  # fmt: skip
         launches.append(self._delpc.bind(delp=delp, pt=pt, fx=self.delp_flux[X],
                                          fy=self.delp_flux[Y], rarea=g.rarea, delpc=delpc,
-                                         ptc=ptc, pt_fx=self.pt_flux[X],
-                                         pt_fy=self.pt_flux[Y]))  # fmt: skip
+                                         ptc=ptc, pt_fx=self.pt_flux[X], pt_fy=self.pt_flux[Y],
+                                         w=w, wc=wc, w_fx=self.w_flux[X], w_fy=self.w_flux[Y]))  # fmt: skip
         launches += [
             self._ke[d].bind(a_wind=a_wind[d], c_wind=c_wind[d], d_wind=d_wind[d],
                              sin_near=sin_near[d], cos_near=cos_near[d], sin_far=sin_far[d],

@@ -187,6 +187,59 @@ def test_three_d_core_pt_transport_bitwise(cubes, numpy_factory) -> None:
     assert np.abs(got["ptc"][cells] - got["pt"][cells]).max() > 1e-6
 
 
+def _nonhydrostatic(case: Case, factory: StencilFactory, layout_w: np.ndarray):
+    """Both c_sw's non-hydrostatic branch on ``case`` with ``w``: (transliteration, ours),
+    each a dict of every array plus ``w`` and ``wc``."""
+    g = grid_from_metric(case.metric)
+    lo = (g.bd.isd, g.bd.jsd)
+    fa = {k: FArray(v.copy(), lo) for k, v in case.arrays.items() if k not in ("delpc", "ptc", "divg_d")}
+    fa["w"] = FArray(layout_w.copy(), lo)
+    out = sw_core.c_sw(fa["delp"], fa["pt"], fa["u"], fa["v"], 2, DT2, g, fa["uc"], fa["vc"], fa["ua"], fa["va"],
+                       fa["ut"], fa["vt"], sw_dynamics=False, w=fa["w"])  # fmt: skip
+    ref = {k: a.data for k, a in fa.items()}
+    s = case.spec
+    cells = (slice(H - 1, H + s.nx + 1), slice(H - 1, H + s.ny + 1))
+    s_grid = factory.on_grid(GridIndexing(s.nx, s.ny, 1, H))
+    routine = CGridShallowWaterDynamics(s_grid, GridStorages(case.metric, factory.backend), s, 2, DT2,
+                                        sw_dynamics=False, hydrostatic=False)  # fmt: skip
+    arrays = {**case.arrays, "w": layout_w, "wc": np.zeros_like(layout_w)}
+    storages = {k: from_numpy(v.copy()[..., None], factory.backend) for k, v in arrays.items()}
+    for launch in routine.bind(**storages):
+        launch()
+    got = {k: np.asarray(v)[..., 0] for k, v in storages.items()}
+    ref["wc"] = np.zeros_like(layout_w)
+    ref["wc"][cells] = out.wc.data[cells]
+    return ref, got, cells
+
+
+def test_nonhydrostatic_w_transport_bitwise(cubes, numpy_factory) -> None:
+    """FV3's ``.not. hydrostatic`` c_sw: ``w`` corner-filled (``fill_4corners``) and transported
+    with the ``delp`` fluxes into ``wc``, on the perturbed state with a ``w`` of both signs, six
+    tiles: ``wc``, ``w`` (its corner fills), the winds and ``delp``, ``pt`` bitwise; and ``wc``
+    differs from ``w``."""
+    for spec in _layout(12, 1):
+        case = _case(cubes, spec, True, seed=2)
+        w = _smooth(spec, (0, 0), np.random.default_rng(spec.tile), 3.0)
+        ref, got, cells = _nonhydrostatic(case, numpy_factory, w)
+        for name in ("w", "wc", "delp", "pt", "uc", "vc", "ut", "vt"):
+            np.testing.assert_array_equal(got[name], ref[name], err_msg=f"tile {spec.tile} {name}")
+        assert np.abs(got["wc"][cells] - got["w"][cells]).max() > 1e-3
+
+
+def test_nonhydrostatic_needs_w_and_the_3d_core(cubes, numpy_factory) -> None:
+    """The shallow-water core is hydrostatic, and each form takes its own arguments."""
+    spec = _layout(12, 1, tiles=(0,))[0]
+    case = _case(cubes, spec, perturbed=False)
+    grid = numpy_factory.on_grid(GridIndexing(spec.nx, spec.ny, 1, H))
+    storages = GridStorages(case.metric, "numpy")
+    with pytest.raises(FV3ConfigError, match="hydrostatic"):
+        CGridShallowWaterDynamics(grid, storages, spec, 2, DT2, hydrostatic=False)
+    routine = CGridShallowWaterDynamics(grid, storages, spec, 2, DT2, sw_dynamics=False, hydrostatic=False)
+    fields = {k: from_numpy(v[..., None], "numpy") for k, v in case.arrays.items()}
+    with pytest.raises(FV3ConfigError, match="w and wc"):
+        routine.bind(**fields)
+
+
 def test_layout_2x2_bitwise(cubes, numpy_factory) -> None:
     """C24, 2x2 ranks per tile (24 ranks; each touches two tile edges and has one cube
     corner), perturbed state: bitwise."""

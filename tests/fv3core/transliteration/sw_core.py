@@ -230,16 +230,19 @@ class CGridState:
     ut: FArray
     vt: FArray
     divg_d: FArray | None
+    wc: FArray | None = None
 
 
 def c_sw(delp: FArray, pt: FArray, u: FArray, v: FArray, nord: int, dt2: float, g: Any,
          uc: FArray, vc: FArray, ua: FArray, va: FArray, ut: FArray, vt: FArray, *,
-         sw_dynamics: bool = True) -> CGridState:  # fmt: skip
+         sw_dynamics: bool = True, w: FArray | None = None) -> CGridState:  # fmt: skip
     """FV3 ``c_sw`` (hydrostatic): the C-grid half step; ``uc``, ``vc``, ``ua``, ``va``,
     ``ut``, ``vt`` are FV3's persistent arrays, updated in place.  ``delp`` and ``pt`` get
     their corner halo cells filled (``fill2_4corners``), as in FV3.  ``sw_dynamics``: FV3 built
     with ``SW_DYNAMICS`` (``ptc = pt``); else the 3-D core's upwind transport of ``pt`` with the
-    ``delp`` fluxes (``ptc = (pt delp + div(fx1 pt_up)) / delpc``)."""
+    ``delp`` fluxes (``ptc = (pt delp + div(fx1 pt_up)) / delpc``).  ``w`` (non-hydrostatic):
+    FV3's ``.not. hydrostatic`` branch, ``w`` corner-filled (``fill_4corners``) and transported
+    alike into ``wc``."""
     b, npx, npy = g.bd, g.npx, g.npy
     is_, ie, js, je = b.is_, b.ie, b.js, b.je
     iep1, jep1 = ie + 1, je + 1
@@ -260,6 +263,10 @@ def c_sw(delp: FArray, pt: FArray, u: FArray, v: FArray, nord: int, dt2: float, 
     I, J = R(is_ - 1, ie + 2), R(js - 1, jep1)
     fx1[I, J] = ut[I, J] * np.where(ut[I, J] > 0.0, delp[I - 1, J], delp[I, J])
     fx[I, J] = fx1[I, J] * np.where(ut[I, J] > 0.0, pt[I - 1, J], pt[I, J])
+    if w is not None:
+        corners.fill_4corners(w, corners.XDIR, npx, npy, g)
+        fx2 = _full((is_ - 1, js - 1), (ie + 2, je + 1))
+        fx2[I, J] = fx1[I, J] * np.where(ut[I, J] > 0.0, w[I - 1, J], w[I, J])
     corners.fill_4corners(delp, corners.YDIR, npx, npy, g)
     corners.fill_4corners(pt, corners.YDIR, npx, npy, g)
     fy1 = _full((is_ - 1, js - 1), (ie + 1, je + 2))
@@ -267,6 +274,10 @@ def c_sw(delp: FArray, pt: FArray, u: FArray, v: FArray, nord: int, dt2: float, 
     I, J = R(is_ - 1, iep1), R(js - 1, jep1 + 1)
     fy1[I, J] = vt[I, J] * np.where(vt[I, J] > 0.0, delp[I, J - 1], delp[I, J])
     fy[I, J] = fy1[I, J] * np.where(vt[I, J] > 0.0, pt[I, J - 1], pt[I, J])
+    if w is not None:
+        corners.fill_4corners(w, corners.YDIR, npx, npy, g)
+        fy2 = _full((is_ - 1, js - 1), (ie + 1, je + 2))
+        fy2[I, J] = fy1[I, J] * np.where(vt[I, J] > 0.0, w[I, J - 1], w[I, J])
     delpc = _full((b.isd, b.jsd), (b.ied, b.jed))
     ptc = _full((b.isd, b.jsd), (b.ied, b.jed))
     I, J = R(is_ - 1, iep1), R(js - 1, jep1)
@@ -276,6 +287,11 @@ def c_sw(delp: FArray, pt: FArray, u: FArray, v: FArray, nord: int, dt2: float, 
     else:
         ptc[I, J] = (pt[I, J] * delp[I, J]
                      + (fx[I, J] - fx[I + 1, J] + fy[I, J] - fy[I, J + 1]) * g.rarea[I, J]) / delpc[I, J]
+    wc = None
+    if w is not None:
+        wc = _full((b.isd, b.jsd), (b.ied, b.jed))
+        wc[I, J] = (w[I, J] * delp[I, J]
+                    + (fx2[I, J] - fx2[I + 1, J] + fy2[I, J] - fy2[I, J + 1]) * g.rarea[I, J]) / delpc[I, J]
     # kinetic energy
     ke = _full((is_ - 1, js - 1), (ie + 1, je + 1))
     vort = _full((is_ - 1, js - 1), (ie + 1, je + 1))
@@ -357,7 +373,7 @@ def c_sw(delp: FArray, pt: FArray, u: FArray, v: FArray, nord: int, dt2: float, 
     uc[I, J] = uc[I, J] + fy1[I, J] * fyv[I, J] + g.rdxc[I, J] * (ke[I - 1, J] - ke[I, J])
     I, J = R(is_, ie), R(js, jep1)
     vc[I, J] = vc[I, J] - fx1[I, J] * fxv[I, J] + g.rdyc[I, J] * (ke[I, J - 1] - ke[I, J])
-    return CGridState(delpc, ptc, uc, vc, ua, va, ut, vt, divg_d)
+    return CGridState(delpc, ptc, uc, vc, ua, va, ut, vt, divg_d, wc)
 
 
 # xtp_u's iord < 8 and iord == 10 constants (sw_core.F90)
