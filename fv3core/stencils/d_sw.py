@@ -448,6 +448,7 @@ class DGridShallowWaterLagrangianDynamics:
         damp_v: float = 0.0,
         sw_dynamics: bool = True,
         hord_tm: int | None = None,
+        vertical_wind: Any = None,
     ) -> None:
         if spec.n_halo != 3:
             raise FV3ConfigError(f"n_halo={spec.n_halo}: FV3's d_sw needs n_halo = 3")
@@ -529,6 +530,10 @@ class DGridShallowWaterLagrangianDynamics:
         #: the 3-D core (FV3 without SW_DYNAMICS): pt's fluxes (pt times the delp fluxes, FV3's
         #: gx, gy), its transport with hord_tm and the mass-weighted update of pt and delp
         self.sw_dynamics = bool(sw_dynamics)
+        #: the non-hydrostatic w terms (:class:`~fv3core.stencils.d_sw_vertical.DGridVerticalWind`)
+        self.vertical_wind = vertical_wind
+        if vertical_wind is not None and self.sw_dynamics:
+            raise FV3ConfigError("d_sw: the shallow-water core (SW_DYNAMICS) has no w")
         if not self.sw_dynamics:
             hord_tm = hord_dp if hord_tm is None else hord_tm
             self.pt_fx, self.pt_fy = alloc(face_dims(X)), alloc(face_dims(Y))
@@ -595,7 +600,8 @@ class DGridShallowWaterLagrangianDynamics:
     # -- binding -------------------------------------------------------------------------------
     def bind(self, delp: Any, u: Any, v: Any, uc: Any, vc: Any, ua: Any, va: Any,
              divg_d: Any, pt: Any = None,
-             accumulators: tuple[Any, Any, Any, Any] | None = None) -> list[Launch]:  # fmt: skip
+             accumulators: tuple[Any, Any, Any, Any] | None = None,
+             vertical: tuple[Any, Any, Any] | None = None) -> list[Launch]:  # fmt: skip
         """FV3's ``d_sw`` of these storages as launches, in order (fields are held, not copied).
 
         In/out, FV3's shapes with the rank's 3-point halo (``nx``, ``ny`` compute cells, ``nz``
@@ -613,7 +619,10 @@ class DGridShallowWaterLagrangianDynamics:
         the ``delp`` fluxes and updated with ``delp`` (``pt = (pt delp + div) / delp_new``);
         ``accumulators`` = FV3's ``(mfx, mfy, cx, cy)`` (x-, y-, x-, y-faces) get this step's
         ``fx``, ``fy`` (compute faces), ``crx`` (``is:ie+1, jsd:jed``) and ``cry`` (``isd:ied,
-        js:je+1``) added."""
+        js:je+1``) added.  Non-hydrostatic (``vertical_wind``): ``vertical`` = ``(w, heat_source,
+        diss_est)`` (cells): ``w`` in/out, FV3's heating of the damping of ``w`` out."""
+        if (self.vertical_wind is None) != (vertical is None):
+            raise FV3ConfigError("d_sw: pass vertical=(w, heat_source, diss_est) exactly when it has vertical_wind")
         if not self.sw_dynamics and pt is None:
             raise FV3ConfigError("d_sw: the 3-D core transports pt; pass its storage")
         g, X_, Y_ = self._grid, X, Y
@@ -651,10 +660,16 @@ class DGridShallowWaterLagrangianDynamics:
                 increments = dict(zip(("mfx", "mfy", "cx", "cy"), (self.fx, self.fy, self.crx, self.cry)))
                 launches += [self._accumulate[name].bind(total=total, increment=increments[name])
                              for name, total in zip(("mfx", "mfy", "cx", "cy"), accumulators)]  # fmt: skip
+            if vertical is not None:
+                w, heat_source, diss_est = vertical
+                launches += self.vertical_wind.bind_transport(w, delp, fluxes, (self.fx, self.fy), heat_source,
+                                                              diss_est)  # fmt: skip
             launches += self._transport_tm.bind(pt, *fluxes, self.pt_fx, self.pt_fy,
                                                 mass_fluxes=(self.fx, self.fy)).steps  # fmt: skip
             launches.append(self._pt_update.bind(q=pt, delp=delp, qx=self.pt_fx, qy=self.pt_fy,
                                                  fx=self.fx, fy=self.fy, rarea=g.rarea))  # fmt: skip
+            if vertical is not None:
+                launches += self.vertical_wind.bind_finish(vertical[0], delp)
         dt = self.dt
         b_wind = {X_: self.ub, Y_: self.vb}
         corner_wind = {X_: self.u_corner, Y_: self.v_corner}

@@ -574,6 +574,22 @@ class DGridOutputs:
     yfx: FArray
     fx: FArray
     fy: FArray
+    heat_source: FArray | None = None
+    diss_est: FArray | None = None
+
+
+@dataclass
+class VerticalWind:
+    """The non-hydrostatic ``w`` of one layer for ``d_sw`` and its damping: ``nord_w``,
+    ``damp_w`` (FV3's, ``dyn_core``'s per layer), ``kgb`` (``ke_bg``), FV3's
+    ``prevent_diss_cooling`` and ``do_diss_est``."""
+
+    w: FArray
+    nord_w: int = 0
+    damp_w: float = 0.0
+    kgb: float = 0.0
+    prevent_diss_cooling: bool = False
+    do_diss_est: bool = False
 
 
 def _contravariant_winds(uc: FArray, vc: FArray, dt: float, g: Any) -> tuple[FArray, FArray]:
@@ -675,7 +691,8 @@ def _contravariant_winds(uc: FArray, vc: FArray, dt: float, g: Any) -> tuple[FAr
 def d_sw(delp: FArray, u: FArray, v: FArray, uc: FArray, vc: FArray, ua: FArray, va: FArray,
          divg_d: FArray, dt: float, hord_dp: int, hord_mt: int, hord_vt: int, nord: int,
          dddmp: float, d2_bg: float, d4_bg: float, g: Any, *, nord_v: int = 0,
-         damp_v: float = 0.0, pt: FArray | None = None, hord_tm: int = 0) -> DGridOutputs:  # fmt: skip
+         damp_v: float = 0.0, pt: FArray | None = None, hord_tm: int = 0,
+         vertical: VerticalWind | None = None) -> DGridOutputs:  # fmt: skip
     """FV3 ``d_sw`` (hydrostatic, ``test_case > 1``, no dissipation heating): updates ``delp``,
     ``u``, ``v`` in place; ``uc``, ``vc`` and ``divg_d`` are used as work arrays, as in FV3.
     ``nord_v``, ``damp_v``: FV3's vorticity damping (``dyn_core``: ``min(2, nord)`` and
@@ -683,7 +700,9 @@ def d_sw(delp: FArray, u: FArray, v: FArray, uc: FArray, vc: FArray, ua: FArray,
     1e-4``) and ``del6_vt_flux`` of ``wk`` into the winds (``> 1e-5``).  ``pt`` given: FV3
     without ``SW_DYNAMICS`` (the 3-D core): ``pt`` is transported with ``hord_tm`` and the
     ``delp`` fluxes (``fv_tp_2d(..., mfx=fx, mfy=fy)``, no damping: ``damp_v`` must be 0) and
-    updated in place with ``delp``."""
+    updated in place with ``delp``.  ``vertical`` (non-hydrostatic): FV3's ``w`` terms, the
+    ``del6_vt_flux`` damping of ``w`` with its heating, ``w delp`` transported with ``hord_vt``
+    and the mass fluxes, ``w`` divided by the new ``delp``."""
     b, npx, npy = g.bd, g.npx, g.npy
     is_, ie, js, je, isd, ied, jsd, jed = b.is_, b.ie, b.js, b.je, b.isd, b.ied, b.jsd, b.jed
     sin_sg = g.sin_sg
@@ -715,6 +734,34 @@ def d_sw(delp: FArray, u: FArray, v: FArray, uc: FArray, vc: FArray, ua: FArray,
         damp = damping_coefficient(damp_v, g.da_min, nord_v)
         deln_flux(nord_v, is_, ie, js, je, npx, npy, damp, delp, fx, fy, g)
     mass_fx, mass_fy = fx, fy
+    heat_source = diss_est = dw = None
+    if vertical is not None:
+        heat_source = _full((is_, js), (ie, je))
+        diss_est = _full((is_, js), (ie, je))
+        w = vertical.w
+        if vertical.damp_w > 1.0e-5:
+            dd8 = vertical.kgb * abs(dt)
+            damp4 = damping_coefficient(vertical.damp_w, g.da_min_c, vertical.nord_w)
+            wk = _full((isd, jsd), (ied, jed))
+            fx2 = _full((isd, jsd), (ied + 1, jed))
+            fy2 = _full((isd, jsd), (ied, jed + 1))
+            del6_vt_flux(vertical.nord_w, npx, npy, damp4, w, wk, fx2, fy2, g)
+            dw = _full((is_, js), (ie, je))
+            for j in range(js, je + 1):
+                for i in range(is_, ie + 1):
+                    dw[i, j] = (fx2[i, j] - fx2[i + 1, j] + fy2[i, j] - fy2[i, j + 1]) * g.rarea[i, j]
+                    tmp = dw[i, j] * (w[i, j] + 0.5 * dw[i, j])
+                    if vertical.prevent_diss_cooling:
+                        heat_source[i, j] = dd8 - min(0.0, tmp)
+                        if vertical.do_diss_est:
+                            diss_est[i, j] = dd8 - tmp
+                    else:
+                        heat_source[i, j] = dd8 - dw[i, j] * (w[i, j] + 0.5 * dw[i, j])
+                        if vertical.do_diss_est:
+                            diss_est[i, j] = heat_source[i, j]
+        gx, gy = fv_tp_2d(w, crx, cry, hord_vt, xfx, yfx, ra_x, ra_y, g, mfx=fx, mfy=fy)
+        w[In, Jn] = delp[In, Jn] * w[In, Jn] + (
+            gx[In, Jn] - gx[In + 1, Jn] + gy[In, Jn] - gy[In, Jn + 1]) * g.rarea[In, Jn]  # fmt: skip
     if pt is None:
         delp[In, Jn] = delp[In, Jn] + (fx[In, Jn] - fx[In + 1, Jn] + fy[In, Jn] - fy[In, Jn + 1]) * g.rarea[In, Jn]
     else:
@@ -725,6 +772,10 @@ def d_sw(delp: FArray, u: FArray, v: FArray, uc: FArray, vc: FArray, ua: FArray,
             gx[In, Jn] - gx[In + 1, Jn] + gy[In, Jn] - gy[In, Jn + 1]) * g.rarea[In, Jn]
         delp[In, Jn] = delp[In, Jn] + (fx[In, Jn] - fx[In + 1, Jn] + fy[In, Jn] - fy[In, Jn + 1]) * g.rarea[In, Jn]
         pt[In, Jn] = pt[In, Jn] / delp[In, Jn]
+    if vertical is not None:
+        vertical.w[In, Jn] = vertical.w[In, Jn] / delp[In, Jn]
+        if dw is not None:
+            vertical.w[In, Jn] = vertical.w[In, Jn] + dw[In, Jn]
     # kinetic energy fluxes: B-grid contravariant components
     dt5, dt4 = 0.5 * dt, 0.25 * dt
     is2, ie1, js2, je1 = max(2, is_), min(npx - 1, ie + 1), max(2, js), min(npy - 1, je + 1)
@@ -800,7 +851,7 @@ def d_sw(delp: FArray, u: FArray, v: FArray, uc: FArray, vc: FArray, ua: FArray,
         del6_vt_flux(nord_v, npx, npy, damp4, wk, vort, ut, vt, g)
         u[Iu, Ju] = u[Iu, Ju] + vt[Iu, Ju]
         v[Iv, Jv] = v[Iv, Jv] - ut[Iv, Jv]
-    return DGridOutputs(crx, cry, xfx, yfx, mass_fx, mass_fy)
+    return DGridOutputs(crx, cry, xfx, yfx, mass_fx, mass_fy, heat_source, diss_est)
 
 
 def _del2_divergence_damping(u: FArray, v: FArray, ua: FArray, va: FArray, uc: FArray, vc: FArray,
