@@ -26,8 +26,8 @@ FV3's 2-delta-z filters with Huynh's constraint in smooth regions; 11, 12: the `
 variants; 13: no sub-grid limiter; 14: strictly monotone (``cs_limiters`` standard); 15:
 monotone (``cs_limiters`` iv=1); 17: the unlimited "perfectly linear" spline).  ``kord <= 7``
 (FV3's ``ppm_profile``) and 16 are refused.  ``iv``: -1 winds, 0 positive-definite scalars,
-1 others, 2 (the top layer constant); -2/-3 (``w`` with a lower boundary condition, the
-non-hydrostatic core) are refused.
+1 others, 2 (the top layer constant), -2 (the non-hydrostatic ``w``, its bottom value given:
+FV3's ``kord_wz > 0``); -3 (``kord_wz < 0``) is refused: FV3's branch reads an unset ``gam(km)``.
 
 Deviations from FV3 (none for valid input): FV3's callers always give target interfaces with
 the source's top and bottom; the search here never leaves the column (the last source layer is
@@ -81,7 +81,7 @@ T_MIN = 184.0
 #: ``abs(kord)`` of the cubic-spline profiles ported here
 SUPPORTED_KORD = (8, 9, 10, 11, 12, 13, 14, 15, 17)
 #: ``iv`` of the profiles ported here
-SUPPORTED_IV = (-1, 0, 1, 2)
+SUPPORTED_IV = (-2, -1, 0, 1, 2)
 #: fewest layers the profiles work on (top two and bottom two layers are special)
 MIN_LEVELS = 5
 
@@ -96,9 +96,11 @@ def check_kord(kord: int, key: str = "kord", iv: int = 1, *, signed: bool = Fals
             f"{SUPPORTED_KORD}); FV3's ppm_profile (kord <= 7) and kord 16 are not: use e.g. "
             f"{key} = 9 or 10"
         )
+    if iv == -3:
+        raise FV3ConfigError(f"{key} = {kord} with iv = -3 (FV3's kord_wz < 0): FV3's cs_profile reads "
+                             "gam(km), which its iv = -3 branch never sets; use kord_wz > 0 (iv = -2)")  # fmt: skip
     if iv not in SUPPORTED_IV:
-        raise FV3ConfigError(f"iv = {iv}: only iv in {SUPPORTED_IV} is ported (-2/-3 remap the "
-                             "non-hydrostatic w with a lower boundary condition)")  # fmt: skip
+        raise FV3ConfigError(f"iv = {iv}: only iv in {SUPPORTED_IV} is ported")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -201,32 +203,74 @@ def profile_setup(q: FloatField, pe1: FloatField, a4_1: FloatField, dp1: FloatFi
         a4_1 = q
 
 
+@gtscript.function
+def spline_row(a4_1, dp1, qi, gam):
+    """One interior row of the spline's forward elimination: the interface value and FV3's
+    ``gam`` from the row above."""
+    d4 = dp1[0, 0, -1] / dp1
+    bet = 2.0 + d4 + d4 - gam[0, 0, -1]
+    return (3.0 * (a4_1[0, 0, -1] + d4 * a4_1) - qi[0, 0, -1]) / bet, d4 / bet
+
+
 def cs_profile(a4_1: FloatField, a4_2: FloatField, a4_3: FloatField, a4_4: FloatField,
-               dp1: FloatField, qmin: float):  # fmt: skip
+               dp1: FloatField, qs: FloatFieldIJ, qmin: float):  # fmt: skip
     """``cs_profile`` / ``scalar_profile`` (external ``scalar``): the interface values of the
     cubic spline, their large-scale constraints, then each layer's sub-grid constraints.
-    Computed on ``nz + 1`` levels (the spline's interfaces); layer ``k`` is level ``k``."""
+    Computed on ``nz + 1`` levels (the spline's interfaces); layer ``k`` is level ``k``.
+    ``iv = -2`` (the non-hydrostatic ``w``): FV3's spline with the bottom value ``qs`` and
+    ``1.5 a4_1`` at the top (``gam`` then holds FV3's ``gam(k)`` of interface ``k``)."""
     from __externals__ import iv, kord, scalar
 
     # the spline's tridiagonal system (interface values q_i, FV3's q and gam)
     with computation(FORWARD):
         with interval(0, 1):
-            grat = dp1[0, 0, 1] / dp1
-            bet = grat * (grat + 0.5)
-            qi = ((grat + grat) * (grat + 1.0) * a4_1 + a4_1[0, 0, 1]) / bet
-            gam = (1.0 + grat * (grat + 1.5)) / bet
-        with interval(1, -1):
-            d4 = dp1[0, 0, -1] / dp1
-            bet = 2.0 + d4 + d4 - gam[0, 0, -1]
-            qi = (3.0 * (a4_1[0, 0, -1] + d4 * a4_1) - qi[0, 0, -1]) / bet
-            gam = d4 / bet
+            if __INLINED(iv == -2):
+                qi = 1.5 * a4_1
+            else:
+                grat = dp1[0, 0, 1] / dp1
+                bet = grat * (grat + 0.5)
+                qi = ((grat + grat) * (grat + 1.0) * a4_1 + a4_1[0, 0, 1]) / bet
+                gam = (1.0 + grat * (grat + 1.5)) / bet
+        with interval(1, 2):
+            if __INLINED(iv == -2):
+                gam = 0.5
+                grat = dp1[0, 0, -1] / dp1
+                bet = 2.0 + grat + grat - gam
+                qi = (3.0 * (a4_1[0, 0, -1] + a4_1) - qi[0, 0, -1]) / bet
+            else:
+                qi, gam = spline_row(a4_1, dp1, qi, gam)
+        with interval(2, -2):
+            if __INLINED(iv == -2):
+                gam = grat[0, 0, -1] / bet[0, 0, -1]
+                grat = dp1[0, 0, -1] / dp1
+                bet = 2.0 + grat + grat - gam
+                qi = (3.0 * (a4_1[0, 0, -1] + a4_1) - qi[0, 0, -1]) / bet
+            else:
+                qi, gam = spline_row(a4_1, dp1, qi, gam)
+        with interval(-2, -1):
+            if __INLINED(iv == -2):
+                gam = grat[0, 0, -1] / bet[0, 0, -1]
+                grat = dp1[0, 0, -1] / dp1
+                qi = (3.0 * (a4_1[0, 0, -1] + a4_1) - grat * qs - qi[0, 0, -1]) / (2.0 + grat + grat - gam)
+            else:
+                qi, gam = spline_row(a4_1, dp1, qi, gam)
         with interval(-1, None):
-            d4 = dp1[0, 0, -2] / dp1[0, 0, -1]
-            a_bot = 1.0 + d4 * (d4 + 1.5)
-            qi = (2.0 * d4 * (d4 + 1.0) * a4_1[0, 0, -1] + a4_1[0, 0, -2] - a_bot * qi[0, 0, -1]
-                  ) / (d4 * (d4 + 0.5) - a_bot * gam[0, 0, -1])  # fmt: skip
-    with computation(BACKWARD), interval(0, -1):
-        qi = qi - gam * qi[0, 0, 1]
+            if __INLINED(iv == -2):
+                qi = qs
+            else:
+                d4 = dp1[0, 0, -2] / dp1[0, 0, -1]
+                a_bot = 1.0 + d4 * (d4 + 1.5)
+                qi = (2.0 * d4 * (d4 + 1.0) * a4_1[0, 0, -1] + a4_1[0, 0, -2] - a_bot * qi[0, 0, -1]
+                      ) / (d4 * (d4 + 0.5) - a_bot * gam[0, 0, -1])  # fmt: skip
+    with computation(BACKWARD):
+        with interval(-2, -1):
+            if __INLINED(iv != -2):
+                qi = qi - gam * qi[0, 0, 1]
+        with interval(0, -2):
+            if __INLINED(iv == -2):
+                qi = qi - gam[0, 0, 1] * qi[0, 0, 1]
+            else:
+                qi = qi - gam * qi[0, 0, 1]
 
     # dq: FV3's gam(k) = a4(1,k) - a4(1,k-1), the jump of the means across interface k
     with computation(PARALLEL), interval(1, -1):
@@ -678,6 +722,8 @@ class RemapProfile:
                 f"RemapProfile needs nz >= {MIN_LEVELS}, got {factory.indexing.nz}"
             )
         self.kord, self.iv, self.qmin = int(kord), int(iv), qmin
+        #: the bottom value of iv = -2 when none is bound (unread for the other iv)
+        self._no_qs = _float_ij(factory, dims)
         origin, domain = factory.indexing.bounds(_interfaces(dims))
         self._stencil = factory.from_origin_domain(
             cs_profile, origin, domain,
@@ -685,12 +731,16 @@ class RemapProfile:
             name=f"cs_profile_kord{kord}_iv{iv}{'_scalar' if qmin is not None else ''}",
         )  # fmt: skip
 
-    def bind(self, a4: Sequence[Any], dp1: Any) -> list[Launch]:
+    def bind(self, a4: Sequence[Any], dp1: Any, qs: Any = None) -> list[Launch]:
         """``a4``: the four coefficient fields (``a4[0]`` the layer means, in; the others out);
-        ``dp1``: layer thicknesses (Pa, or log-pressure for ``map_scalar`` of temperature)."""
+        ``dp1``: layer thicknesses (Pa, or log-pressure for ``map_scalar`` of temperature);
+        ``qs`` (2-D): the bottom value, ``iv = -2`` only."""
+        if (self.iv == -2) != (qs is not None):
+            raise ValueError("RemapProfile: iv = -2 needs the bottom value qs, and only it takes one")
         a1, a2, a3, a4_ = a4
         qmin = 0.0 if self.qmin is None else float(self.qmin)
-        return [self._stencil.bind(a4_1=a1, a4_2=a2, a4_3=a3, a4_4=a4_, dp1=dp1, qmin=qmin)]
+        return [self._stencil.bind(a4_1=a1, a4_2=a2, a4_3=a3, a4_4=a4_, dp1=dp1,
+                                   qs=self._no_qs if qs is None else qs, qmin=qmin)]  # fmt: skip
 
 
 class MapSingle:
@@ -723,16 +773,17 @@ class MapSingle:
         self._kk = _int_ij(factory, dims)
         self.km = idx.nz
 
-    def bind(self, q: Any, pe1: Any, pe2: Any, dp2: Any = None) -> list[Launch]:
+    def bind(self, q: Any, pe1: Any, pe2: Any, dp2: Any = None, qs: Any = None) -> list[Launch]:
         """``q``: layer field on ``dims`` (in/out); ``pe1``, ``pe2``: source and target
         interface coordinates on ``dims`` (Pa; ``log(Pa)`` for ``map_scalar`` of temperature);
-        ``dp2``: the target thicknesses (``by_dp2``)."""
+        ``dp2``: the target thicknesses (``by_dp2``); ``qs`` (2-D): ``map1_ppm``'s bottom value
+        (``iv = -2``: the surface's ``ws`` when remapping ``w``)."""
         if self.by_dp2 and dp2 is None:
             raise ValueError("MapSingle(by_dp2=True).bind: pass dp2")
         a1, a2, a3, a4 = self.a4
         return [
             self._setup.bind(q=q, pe1=pe1, a4_1=a1, dp1=self.dp1),
-            *self.profile.bind(self.a4, self.dp1),
+            *self.profile.bind(self.a4, self.dp1, qs),
             self._map.bind(pe1=pe1, pe2=pe2, dp1=self.dp1, dp2=dp2 if dp2 is not None else self.dp1,
                            a4_1=a1, a4_2=a2, a4_3=a3, a4_4=a4, q2=q, lev=self._lev, kk=self._kk,
                            km=self.km),

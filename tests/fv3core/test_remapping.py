@@ -79,16 +79,27 @@ def mapper(factory, kord, iv, qmin):
     return rm.MapSingle(factory, kord, iv, qmin=qmin)
 
 
+def bottom_value(q):
+    """``iv = -2``'s bottom value (the surface's ``w``): a field of the columns' own scale."""
+    return np.random.default_rng(99).uniform(-0.5, 0.5, q.shape[:2])
+
+
 def remap(factory, kord, iv, q, pe1, pe2, qmin=None, backend="numpy"):
     m = mapper(factory, kord, iv, qmin)
-    qs = storage(q, backend)
-    run(m.bind(qs, storage(pe1, backend), storage(pe2, backend)))
-    return interior(qs)
+    qf = storage(q, backend)
+    qs = None
+    if iv == -2:
+        full = np.zeros((NX + 2 * H, NY + 2 * H))
+        full[H:-H, H:-H] = bottom_value(q)
+        qs = from_numpy(full, backend, (H, H))
+    run(m.bind(qf, storage(pe1, backend), storage(pe2, backend), qs=qs))
+    return interior(qf)
 
 
 def reference(kord, iv, q, pe1, pe2, qmin=None):
+    qs = bottom_value(q).reshape(-1) if iv == -2 else None
     flat = mapz.map1(pe1.reshape(-1, NZ + 1), q.reshape(-1, NZ), pe2.reshape(-1, NZ + 1), iv,
-                     kord, qmin=qmin)  # fmt: skip
+                     kord, qmin=qmin, qs=qs)  # fmt: skip
     return flat.reshape(q.shape)
 
 
@@ -104,7 +115,7 @@ def random_case(seed):
 
 #: the default suite: every kord (iv = 1), every iv (kord 10), scalar_profile's qmin branches
 DEFAULT_CASES = ([(k, 1, None) for k in rm.SUPPORTED_KORD]
-                 + [(10, iv, None) for iv in (-1, 0, 2)]
+                 + [(10, iv, None) for iv in (-2, -1, 0, 2)] + [(9, -2, None)]
                  + [(k, iv, 0.5) for k in (9, 10, 11) for iv in (0, 1)])  # fmt: skip
 ALL_CASES = [(k, iv, qmin) for k in rm.SUPPORTED_KORD for iv in rm.SUPPORTED_IV
              for qmin in (None, 0.5)]  # fmt: skip
@@ -258,8 +269,10 @@ def test_refusals(factory):
         rm.MapSingle(factory, 6, 1)
     with pytest.raises(FV3ConfigError, match="kord = 16"):
         rm.MapSingle(factory, 16, 1)
-    with pytest.raises(FV3ConfigError, match="iv = -2"):
-        rm.MapSingle(factory, 9, -2)
+    with pytest.raises(FV3ConfigError, match="gam"):
+        rm.MapSingle(factory, 9, -3)
+    with pytest.raises(ValueError, match="qs"):
+        rm.MapSingle(factory, 9, -2).bind(*(storage(np.zeros((NX, NY, n))) for n in (NZ, NZ + 1, NZ + 1)))
     ak, bk = eta_levels()
     with pytest.raises(FV3ConfigError, match="kord_tm = -5"):
         rm.LagrangianToEulerian(factory, ak, bk, kord_mt=9, kord_tm=-5, kord_tr=9, akap=AKAP)

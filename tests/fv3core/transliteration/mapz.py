@@ -23,8 +23,8 @@ R3, R23, R12 = 1.0 / 3.0, 2.0 / 3.0, 1.0 / 12.0
 T_MIN = 184.0
 #: ``abs(kord)`` values of ``cs_profile``/``scalar_profile`` transliterated here
 PROFILE_KORD = (8, 9, 10, 11, 12, 13, 14, 15, 17)
-#: ``iv`` values transliterated here (-2/-3: ``w`` with a lower boundary condition, not here)
-PROFILE_IV = (-1, 0, 1, 2)
+#: ``iv`` values transliterated here (-2: ``w`` with its lower boundary value ``qs``; -3 not)
+PROFILE_IV = (-2, -1, 0, 1, 2)
 
 
 def _fmin(*a: Any) -> Any:
@@ -108,8 +108,8 @@ def cs_profile(qs: np.ndarray, a4: list[np.ndarray], delp: np.ndarray, km: int, 
                kord: int, qmin: float | None = None) -> None:  # fmt: skip
     """``cs_profile`` (``qmin=None``) or ``scalar_profile`` (``qmin`` given): the cubic-spline
     sub-grid profile of each layer, ``a4[2..4]`` from the layer means ``a4[1]`` (in place).
-    ``a4[n]``, ``delp``: ``(ni, km + 1)`` arrays, Fortran's ``k`` in ``1..km``; ``qs`` unused
-    (``iv`` -2/-3 are not transliterated)."""
+    ``a4[n]``, ``delp``: ``(ni, km + 1)`` arrays, Fortran's ``k`` in ``1..km``; ``qs``: the
+    bottom interface's value (``iv = -2``, the non-hydrostatic ``w``; unused otherwise)."""
     if iv not in PROFILE_IV or abs(kord) not in PROFILE_KORD:
         raise ValueError(f"cs_profile: iv={iv}, kord={kord} not transliterated")
     scalar = qmin is not None
@@ -119,20 +119,35 @@ def cs_profile(qs: np.ndarray, a4: list[np.ndarray], delp: np.ndarray, km: int, 
     extm = np.zeros((ni, km + 2), dtype=bool)
     ext5 = np.zeros((ni, km + 2), dtype=bool)
     ext6 = np.zeros((ni, km + 2), dtype=bool)
-    grat = delp[:, 2] / delp[:, 1]
-    bet = grat * (grat + 0.5)
-    q[:, 1] = ((grat + grat) * (grat + 1.0) * a4[1][:, 1] + a4[1][:, 2]) / bet
-    gam[:, 1] = (1.0 + grat * (grat + 1.5)) / bet
-    for k in range(2, km + 1):
-        d4 = delp[:, k - 1] / delp[:, k]
-        bet = 2.0 + d4 + d4 - gam[:, k - 1]
-        q[:, k] = (3.0 * (a4[1][:, k - 1] + d4 * a4[1][:, k]) - q[:, k - 1]) / bet
-        gam[:, k] = d4 / bet
-    a_bot = 1.0 + d4 * (d4 + 1.5)
-    q[:, km + 1] = ((2.0 * d4 * (d4 + 1.0) * a4[1][:, km] + a4[1][:, km - 1]
-                     - a_bot * q[:, km]) / (d4 * (d4 + 0.5) - a_bot * gam[:, km]))  # fmt: skip
-    for k in range(km, 0, -1):
-        q[:, k] = q[:, k] - gam[:, k] * q[:, k + 1]
+    if iv == -2:
+        gam[:, 2] = 0.5
+        q[:, 1] = 1.5 * a4[1][:, 1]
+        for k in range(2, km):
+            grat = delp[:, k - 1] / delp[:, k]
+            bet = 2.0 + grat + grat - gam[:, k]
+            q[:, k] = (3.0 * (a4[1][:, k - 1] + a4[1][:, k]) - q[:, k - 1]) / bet
+            gam[:, k + 1] = grat / bet
+        grat = delp[:, km - 1] / delp[:, km]
+        q[:, km] = (3.0 * (a4[1][:, km - 1] + a4[1][:, km]) - grat * qs - q[:, km - 1]) / (
+            2.0 + grat + grat - gam[:, km])  # fmt: skip
+        q[:, km + 1] = qs
+        for k in range(km - 1, 0, -1):
+            q[:, k] = q[:, k] - gam[:, k + 1] * q[:, k + 1]
+    else:
+        grat = delp[:, 2] / delp[:, 1]
+        bet = grat * (grat + 0.5)
+        q[:, 1] = ((grat + grat) * (grat + 1.0) * a4[1][:, 1] + a4[1][:, 2]) / bet
+        gam[:, 1] = (1.0 + grat * (grat + 1.5)) / bet
+        for k in range(2, km + 1):
+            d4 = delp[:, k - 1] / delp[:, k]
+            bet = 2.0 + d4 + d4 - gam[:, k - 1]
+            q[:, k] = (3.0 * (a4[1][:, k - 1] + d4 * a4[1][:, k]) - q[:, k - 1]) / bet
+            gam[:, k] = d4 / bet
+        a_bot = 1.0 + d4 * (d4 + 1.5)
+        q[:, km + 1] = ((2.0 * d4 * (d4 + 1.0) * a4[1][:, km] + a4[1][:, km - 1]
+                         - a_bot * q[:, km]) / (d4 * (d4 + 0.5) - a_bot * gam[:, km]))  # fmt: skip
+        for k in range(km, 0, -1):
+            q[:, k] = q[:, k] - gam[:, k] * q[:, k + 1]
 
     if abs(kord) == 17:
         for k in range(1, km + 1):
@@ -314,17 +329,18 @@ def _ones_based(a: np.ndarray) -> np.ndarray:
 
 def map1(pe1: np.ndarray, q1: np.ndarray, pe2: np.ndarray, iv: int, kord: int, *,
          qmin: float | None = None, dp2: np.ndarray | None = None,
-         factored: bool = False) -> np.ndarray:  # fmt: skip
+         factored: bool = False, qs: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
     """``map1_ppm`` (``qmin=None``), ``map_scalar`` (``qmin``), ``map1_q2`` (``qmin`` and
     ``dp2``) for ``kord > 7``, on columns: ``pe1``, ``pe2`` ``(ni, km + 1)`` (0-based numpy
-    arrays, top first), ``q1`` ``(ni, km)``; returns the remapped ``(ni, km)``."""
+    arrays, top first), ``q1`` ``(ni, km)``; returns the remapped ``(ni, km)``.  ``qs``
+    ``(ni,)``: ``map1_ppm``'s bottom value (``iv = -2``)."""
     ni, km = q1.shape
     p1, p2, a1 = _ones_based(pe1), _ones_based(pe2), _ones_based(q1)
     dp1 = np.zeros((ni, km + 1))
     for k in range(1, km + 1):
         dp1[:, k] = p1[:, k + 1] - p1[:, k]
     a4 = [None, a1, np.zeros_like(a1), np.zeros_like(a1), np.zeros_like(a1)]
-    cs_profile(np.zeros(ni), a4, dp1, km, iv, kord, qmin)
+    cs_profile(np.zeros(ni) if qs is None else qs, a4, dp1, km, iv, kord, qmin)
     d2 = _ones_based(dp2) if dp2 is not None else None
     out = np.stack([_map_column(p1, p2, dp1, a4, i, km, km, d2, factored) for i in range(ni)])
     return out[:, 1:]
