@@ -40,6 +40,7 @@ C++ backends the C library's, which can differ in the last bit.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -626,6 +627,38 @@ def virtual_temperature(pt: FloatField, pk: FloatField, peln: FloatField, akap: 
         pt = pt * (pk[0, 0, 1] - pk) / (akap * (peln[0, 0, 1] - peln))
 
 
+def nonhydrostatic_temperature(pt: FloatField, delp: FloatField, delz: FloatField, rrg: float, k1k: float):
+    """Non-hydrostatic, ``kord_tm < 0``: FV3's ``pt exp(k1k log(rrg delp / delz pt))``, the
+    virtual potential temperature to the virtual temperature through the gas law's pressure."""
+    with computation(PARALLEL), interval(...):
+        pt = pt * exp(k1k * log(rrg * delp / delz * pt))
+
+
+def to_specific_volume(delz: FloatField, delp: FloatField):
+    """FV3's ``delz = -delz / delp`` (the specific volume over ``grav``, remapped in place of
+    ``delz``)."""
+    with computation(PARALLEL), interval(...):
+        delz = -delz / delp
+
+
+def from_specific_volume(delz: FloatField, dp2: FloatField):
+    """FV3's ``delz = -delz dp2`` (back from the remapped specific volume)."""
+    with computation(PARALLEL), interval(...):
+        delz = -delz * dp2
+
+
+def nonhydrostatic_pkz(pt: FloatField, delp: FloatField, delz: FloatField, pkz: FloatField, power: float,
+                       rrg: float):  # fmt: skip
+    """Step 3.2 (non-hydrostatic): ``pkz = exp(power log(rrg delp / delz pt))`` (``power``:
+    ``akap`` for ``kord_tm < 0``, else ``k1k``, and then ``pt = pt * pkz``)."""
+    from __externals__ import potential
+
+    with computation(PARALLEL), interval(...):
+        pkz = exp(power * log(rrg * delp / delz * pt))
+        if __INLINED(potential):
+            pt = pt * pkz
+
+
 def update_pressure(pk2: FloatField, pn2: FloatField, pk: FloatField, peln: FloatField):
     """Step 3.1: ``pk = pk2``, ``peln = pn2`` on all interfaces."""
     with computation(PARALLEL), interval(...):
@@ -834,6 +867,26 @@ class MapNTracer:
         return launches
 
 
+@dataclass(frozen=True)
+class NonHydrostaticRemap:
+    """What ``Lagrangian_to_Eulerian`` needs of the non-hydrostatic core: ``kord_wz`` (the
+    remapping of ``w``; FV3's ``kord_wz < 0`` is refused, see :func:`check_kord`), ``rdgas``,
+    ``grav``, ``cp_air`` (FV3's ``rrg = -rdgas / grav`` and ``k1k = rdgas / cv_air``)."""
+
+    kord_wz: int
+    rdgas: float
+    grav: float
+    cp_air: float
+
+    @property
+    def rrg(self) -> float:
+        return -self.rdgas / self.grav
+
+    @property
+    def k1k(self) -> float:
+        return self.rdgas / (self.cp_air - self.rdgas)
+
+
 class LagrangianToEulerian:
     """Equivalent of FV3 subroutine ``Lagrangian_to_Eulerian`` (``fv_mapz.F90``) for the
     hydrostatic, adiabatic, dry core: ``hydrostatic = .true.``, ``remap_te = .false.``,
@@ -876,7 +929,7 @@ class LagrangianToEulerian:
 
     def __init__(self, factory: GridStencilFactory, ak: np.ndarray, bk: np.ndarray, *,
                  kord_mt: int, kord_tm: int, kord_tr: int | Sequence[int], nq: int = 0,
-                 fill: bool = True, akap: float) -> None:  # fmt: skip
+                 fill: bool = True, akap: float, nonhydrostatic: NonHydrostaticRemap | None = None) -> None:  # fmt: skip
         idx = factory.indexing
         ak, bk = np.asarray(ak, dtype=np.float64), np.asarray(bk, dtype=np.float64)
         if ak.shape != (idx.nz + 1,) or bk.shape != (idx.nz + 1,):
@@ -893,6 +946,17 @@ class LagrangianToEulerian:
         for k in kords:
             check_kord(k, "kord_tr", 0)
         self.nq, self.kord_tm, self.akap = nq, int(kord_tm), float(akap)
+        self.nonhydrostatic = nonhydrostatic
+        if nonhydrostatic is not None:
+            nh = nonhydrostatic
+            check_kord(nh.kord_wz, "kord_wz", -2 if nh.kord_wz > 0 else -3)
+            self._map_w = MapSingle(factory, nh.kord_wz, -2)
+            self._map_delz = MapSingle(factory, abs(self.kord_tm), 1)
+            self._nh_temperature = factory.from_dims(nonhydrostatic_temperature, CELL_DIMS)
+            self._to_volume = factory.from_dims(to_specific_volume, CELL_DIMS)
+            self._from_volume = factory.from_dims(from_specific_volume, CELL_DIMS)
+            self._nh_pkz = factory.from_dims(nonhydrostatic_pkz, CELL_DIMS, externals={"potential": self.kord_tm > 0},
+                                             name=f"nonhydrostatic_pkz{'_potential' if kord_tm > 0 else ''}")  # fmt: skip
         self.ptop = float(ak[0])
         backend = factory.backend
         self._ak = from_numpy(ak, backend)
@@ -936,24 +1000,37 @@ class LagrangianToEulerian:
             )  # fmt: skip
 
     def __call__(self, pe: Any, delp: Any, pt: Any, u: Any, v: Any, tracers: Sequence[Any],
-                 ps: Any, pk: Any, peln: Any, pkz: Any, last_step: bool = False) -> None:  # fmt: skip
-        for launch in self.bind(pe, delp, pt, u, v, tracers, ps, pk, peln, pkz, last_step):
+                 ps: Any, pk: Any, peln: Any, pkz: Any, last_step: bool = False,
+                 vertical: tuple[Any, Any, Any] | None = None) -> None:  # fmt: skip
+        for launch in self.bind(pe, delp, pt, u, v, tracers, ps, pk, peln, pkz, last_step, vertical):
             launch()
 
     def bind(self, pe: Any, delp: Any, pt: Any, u: Any, v: Any, tracers: Sequence[Any],
-             ps: Any, pk: Any, peln: Any, pkz: Any, last_step: bool = False) -> list[Launch]:  # fmt: skip
-        """The launches of one remapping (arguments as :meth:`__call__`), in FV3's order."""
+             ps: Any, pk: Any, peln: Any, pkz: Any, last_step: bool = False,
+             vertical: tuple[Any, Any, Any] | None = None) -> list[Launch]:  # fmt: skip
+        """The launches of one remapping (arguments as :meth:`__call__`), in FV3's order.
+        Non-hydrostatic: ``vertical = (w, delz, ws)`` (cells, cells, 2-D): ``w``, ``delz``
+        in/out."""
         if len(tracers) != self.nq:
             raise ValueError(f"LagrangianToEulerian: {len(tracers)} tracers, built for nq = "
                              f"{self.nq}")  # fmt: skip
+        nh = self.nonhydrostatic
+        if (nh is None) != (vertical is None):
+            raise ValueError("LagrangianToEulerian: pass vertical=(w, delz, ws) exactly when non-hydrostatic")
         pe2, pn2, pk2, dp2 = self._pe2, self._pn2, self._pk2, self._dp2
         out: list[Launch] = [
             self._levels.bind(pe=pe, pk=pk, peln=peln, ak=self._ak, bk=self._bk, pe2=pe2,
                               pn2=pn2, pk2=pk2, ps=ps, ptop=self.ptop, akap=self.akap),
-            self._thickness.bind(pe2=pe2, delp=delp, dp2=dp2),
         ]  # fmt: skip
+        if nh is not None:  # FV3 converts with the Lagrangian delp, before its update
+            w, delz, ws = vertical
+            if self.kord_tm < 0:
+                out.append(self._nh_temperature.bind(pt=pt, delp=delp, delz=delz, rrg=nh.rrg, k1k=nh.k1k))
+            out.append(self._to_volume.bind(delz=delz, delp=delp))
+        out.append(self._thickness.bind(pe2=pe2, delp=delp, dp2=dp2))
         if self.kord_tm < 0:
-            out.append(self._tv.bind(pt=pt, pk=pk, peln=peln, akap=self.akap))
+            if nh is None:
+                out.append(self._tv.bind(pt=pt, pk=pk, peln=peln, akap=self.akap))
             out += self._map_pt.bind(pt, peln, pn2)
         else:
             out += self._map_pt.bind(pt, pe, pe2)
@@ -964,8 +1041,16 @@ class LagrangianToEulerian:
                 out += self._tracer_maps[kord].bind(q, pe, pe2, dp2)
                 if self._fill is not None:
                     out += self._fill.bind(q, dp2)
+        if nh is not None:
+            out += self._map_w.bind(w, pe, pe2, qs=ws)
+            out += self._map_delz.bind(delz, pe, pe2)
+            out.append(self._from_volume.bind(delz=delz, dp2=dp2))
         out.append(self._update.bind(pk2=pk2, pn2=pn2, pk=pk, peln=peln))
-        out.append(self._pkz.bind(pt=pt, pk=pk, peln=peln, pkz=pkz, akap=self.akap))
+        if nh is None:
+            out.append(self._pkz.bind(pt=pt, pk=pk, peln=peln, pkz=pkz, akap=self.akap))
+        else:
+            power = self.akap if self.kord_tm < 0 else nh.k1k
+            out.append(self._nh_pkz.bind(pt=pt, delp=delp, delz=delz, pkz=pkz, power=power, rrg=nh.rrg))
         for wind, name in ((u, "y"), (v, "x")):
             stencil, pe0, pe3, psum, mapping = self._winds[name]
             out.append(stencil.bind(pe=pe, ak=self._ak, bk=self._bk, pe0=pe0, pe3=pe3, psum=psum))

@@ -369,6 +369,58 @@ def test_lagrangian_to_eulerian_equals_transliteration(factory, kord_tm, nq, las
     compare_l2e(out, ref, nq=nq)
 
 
+RDGAS, GRAV = 287.05, 9.80665
+NONHYDROSTATIC = rm.NonHydrostaticRemap(kord_wz=9, rdgas=RDGAS, grav=GRAV, cp_air=RDGAS / AKAP)
+
+
+def nonhydrostatic_state(state, seed):
+    """``state`` with layer thicknesses from the gas law at the layer-mean pressure perturbed by
+    up to 2 % (``delz < 0``, m), ``w`` up to 3 m/s and the surface's ``ws``."""
+    rng = np.random.default_rng(seed)
+    pm = state["delp"] / np.diff(state["peln"], axis=-1)
+    delz = -state["delp"] / GRAV * RDGAS * state["pt"] * np.exp((AKAP - 1.0) * np.log(pm))
+    return {**state, "delz": delz * rng.uniform(0.98, 1.02, delz.shape),
+            "w": rng.uniform(-3.0, 3.0, delz.shape), "ws": rng.uniform(-0.2, 0.2, delz.shape[:2])}  # fmt: skip
+
+
+@pytest.mark.parametrize("kord_tm, last_step", [(-9, False), (9, True)])
+def test_nonhydrostatic_lagrangian_to_eulerian_equals_transliteration(factory, kord_tm, last_step):
+    """The non-hydrostatic Lagrangian_to_Eulerian (``w`` with kord_wz 9 and the surface's ``ws``
+    below, ``delz`` through the specific volume, the temperature and ``pkz`` from ``delz``)
+    == the transliteration, bit for bit: every field of the hydrostatic comparison plus ``w`` and
+    ``delz``."""
+    ak, bk = eta_levels()
+    _, state = l2e_state(13, nq=1)
+    state = nonhydrostatic_state(state, 13)
+    l2e = rm.LagrangianToEulerian(factory, ak, bk, kord_mt=10, kord_tm=kord_tm, kord_tr=9, nq=1, fill=True,
+                                  akap=AKAP, nonhydrostatic=NONHYDROSTATIC)  # fmt: skip
+
+    def st(a):
+        return from_numpy(a, "numpy", (H, H, 0) if a.ndim == 3 else (H, H))
+
+    s = {k: st(state[k]) for k in ("pe", "delp", "pt", "u", "v", "pk", "peln", "w", "delz", "ws")}
+    tr = [st(t) for t in state["q"]]
+    ps = st(np.zeros((NX + 2 * H, NY + 2 * H)))
+    pkz = zeros(factory.indexing.domain_of(CELL_DIMS), "numpy")
+    l2e(s["pe"], s["delp"], s["pt"], s["u"], s["v"], tr, ps, s["pk"], s["peln"], pkz, last_step=last_step,
+        vertical=(s["w"], s["delz"], s["ws"]))  # fmt: skip
+    out = {k: to_numpy(v) for k, v in s.items()}
+    out["q"], out["ps"], out["pkz"] = [to_numpy(t) for t in tr], to_numpy(ps), to_numpy(pkz)
+    c = (slice(H, H + NX), slice(H, H + NY))
+    nh = {"w": state["w"][c], "delz": state["delz"][c], "ws": state["ws"][c], "kord_wz": 9,
+          "rrg": NONHYDROSTATIC.rrg, "k1k": NONHYDROSTATIC.k1k}  # fmt: skip
+    ref = mapz.lagrangian_to_eulerian(
+        state["pe"][H - 1 : H + NX + 1, H - 1 : H + NY + 1], state["delp"][c], state["pt"][c],
+        state["u"][H : H + NX, H : H + NY + 1], state["v"][H : H + NX + 1, H : H + NY],
+        [t[c] for t in state["q"]], state["pk"][c], state["peln"][c], ak, bk, akap=AKAP,
+        kord_mt=10, kord_tm=kord_tm, kord_tr=[9], fill=True, last_step=last_step, ptop=PTOP,
+        nonhydrostatic=nh)  # fmt: skip
+    compare_l2e(out, ref, nq=1)
+    for k in ("w", "delz"):
+        np.testing.assert_array_equal(out[k][c], ref[k], err_msg=k)
+    assert np.all(out["delz"][c] < 0.0)
+
+
 @pytest.mark.parametrize("kord_tm", [-9, 10])
 def test_lagrangian_to_eulerian_mass_and_ps(factory, kord_tm):
     """Dry mass: the new delp sum to the old column's (ps - ptop) to round-off, ps = the old

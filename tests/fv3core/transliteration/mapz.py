@@ -405,7 +405,7 @@ def lagrangian_to_eulerian(
     pe: np.ndarray, delp: np.ndarray, pt: np.ndarray, u: np.ndarray, v: np.ndarray,
     q: list[np.ndarray], pk: np.ndarray, peln: np.ndarray, ak: np.ndarray, bk: np.ndarray,
     *, akap: float, kord_mt: int, kord_tm: int, kord_tr: list[int], fill: bool,
-    last_step: bool, ptop: float,
+    last_step: bool, ptop: float, nonhydrostatic: dict[str, Any] | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     """``Lagrangian_to_Eulerian`` (hydrostatic, adiabatic, dry, ``remap_te = .false.``,
     ``consv = 0``, ``nwat = 0``) on the compute domain of one rank.
@@ -414,8 +414,17 @@ def lagrangian_to_eulerian(
     a 1-cell halo (FV3's ``pe(is-1:ie+1, :, js-1:je+1)``); ``delp``, ``pt`` ``(nx, ny, nz)``;
     ``u`` ``(nx, ny + 1, nz)``; ``v`` ``(nx + 1, ny, nz)``; ``q`` tracers ``(nx, ny, nz)``;
     ``pk``, ``peln`` ``(nx, ny, nz + 1)``.  Returns the new fields (``pe`` with its interior
-    interfaces 2..km updated on the compute domain, ``ps``, ``pkz``)."""
+    interfaces 2..km updated on the compute domain, ``ps``, ``pkz``).
+
+    ``nonhydrostatic`` (``hydrostatic = .false.``): a dict of ``w``, ``delz`` ``(nx, ny, nz)``,
+    ``ws`` ``(nx, ny)``, ``kord_wz`` and FV3's ``rrg = -rdgas/grav``, ``k1k = rdgas/cv_air``:
+    the temperature from ``delz``, ``w`` remapped with the surface's ``ws`` below (``iv = -2``),
+    ``delz`` through the specific volume, ``pkz`` from ``delz``; ``w``, ``delz`` returned."""
     nx, ny, nz = pt.shape
+    nh = nonhydrostatic
+    if nh is not None:
+        w, delz, ws = nh["w"].copy(), nh["delz"].copy(), nh["ws"]
+        rrg, k1k = nh["rrg"], nh["k1k"]
     km = nz
     pe = pe.copy()
     pt, u, v = pt.copy(), u.copy(), v.copy()
@@ -433,8 +442,13 @@ def lagrangian_to_eulerian(
             pe2[:, 0] = ptop
             pe2[:, km] = pe1[:, km]
             if kord_tm < 0:
-                pt[:, j, :] = pt[:, j, :] * (pk[:, j, 1:] - pk[:, j, :-1]) / (
-                    akap * (peln[:, j, 1:] - peln[:, j, :-1]))  # fmt: skip
+                if nh is None:
+                    pt[:, j, :] = pt[:, j, :] * (pk[:, j, 1:] - pk[:, j, :-1]) / (
+                        akap * (peln[:, j, 1:] - peln[:, j, :-1]))  # fmt: skip
+                else:
+                    pt[:, j, :] = pt[:, j, :] * np.exp(k1k * np.log(rrg * delp[:, j, :] / delz[:, j, :] * pt[:, j, :]))
+            if nh is not None:
+                delz[:, j, :] = -delz[:, j, :] / delp[:, j, :]
             ps[:, j] = pe1[:, km]
             for k in range(1, km):
                 pe2[:, k] = ak[k] + bk[k] * pe1[:, km]
@@ -461,9 +475,17 @@ def lagrangian_to_eulerian(
                     if fill:
                         q2 = fillz(q2, dp2)
                     t[:, j, :] = q2
+            if nh is not None:
+                w[:, j, :] = map1(pe1, w[:, j, :], pe2, -2, nh["kord_wz"], qs=ws[:, j])
+                delz[:, j, :] = map1(pe1, delz[:, j, :], pe2, 1, abs(kord_tm))
+                delz[:, j, :] = -delz[:, j, :] * dp2
             pk[:, j, :] = pk2
             peln[:, j, :] = pn2
-            pkz[:, j, :] = (pk2[:, 1:] - pk2[:, :-1]) / (akap * (peln[:, j, 1:] - peln[:, j, :-1]))
+            if nh is None:
+                pkz[:, j, :] = (pk2[:, 1:] - pk2[:, :-1]) / (akap * (peln[:, j, 1:] - peln[:, j, :-1]))
+            else:
+                power = akap if kord_tm < 0 else k1k
+                pkz[:, j, :] = np.exp(power * np.log(rrg * delp[:, j, :] / delz[:, j, :] * pt[:, j, :]))
             if kord_tm > 0:
                 pt[:, j, :] = pt[:, j, :] * pkz[:, j, :]
         # 4.1) u on its staggered points: pe averaged between rows j-1 and j
@@ -495,5 +517,8 @@ def lagrangian_to_eulerian(
         pass  # 9a) dry, consv = 0: pt = (pt + 0) / (1 + r_vir * 0), i.e. unchanged (Tv = T)
     else:
         pt = pt / pkz  # 9b)
-    return {"pe": pe, "delp": delp, "pt": pt, "u": u, "v": v, "q": q, "pk": pk,
-            "peln": peln, "pkz": pkz, "ps": ps}  # fmt: skip
+    out = {"pe": pe, "delp": delp, "pt": pt, "u": u, "v": v, "q": q, "pk": pk,
+           "peln": peln, "pkz": pkz, "ps": ps}  # fmt: skip
+    if nh is not None:
+        out.update(w=w, delz=delz)
+    return out
