@@ -38,8 +38,10 @@ exit).  With ``adiabatic`` (or q = 0) T is also the virtual temperature.
 The floating-point operations follow the Fortran's order with the C library's transcendental
 functions (as :mod:`fv3core.testcases.shallow_water`), for FV3's 64-bit build (gfortran, no FMA):
 at C24 L26 every delp, pt, ps, phis, sphum and D-grid u, v value equals GFDL's Fortran FV3's
-t = 0 output bit for bit (tests/fv3core/test_jablonowski_williamson.py).  Not set: the
-non-hydrostatic ``w`` and ``delz`` (FV3 sets them when ``hydrostatic = .false.``), the
+t = 0 output bit for bit (tests/fv3core/test_jablonowski_williamson.py).  With
+``hydrostatic=False`` FV3's non-hydrostatic start: ``w = 0`` and the layer thicknesses of the
+hydrostatic state, ``delz = rdgas / grav T (peln(k) - peln(k+1))`` (negative, m), from the
+temperature before any humidity correction, as ``init_case`` does.  Not set: the
 ``qdry``/``qmoist``/``qtotal`` tracers (refused), ``nwat`` moisture species other than sphum.
 
 Per-rank state (:meth:`JWInitialState.for_rank` -> :class:`JWRankState`), halo ``h = 3`` (the
@@ -68,6 +70,9 @@ field        shape                  units     meaning
 ``peln``     (nx+6, ny+6, nz+1)     1         ln(pe) (FV3's ``p_var``; NaN in the halo)
 ``pk``       (nx+6, ny+6, nz+1)     Pa^kappa  pe^kappa (NaN in the halo)
 ``pkz``      (nx+6, ny+6, nz)       Pa^kappa  hydrostatic layer-mean p^kappa (NaN in the halo)
+``w``        (nx+6, ny+6, nz)       m/s       non-hydrostatic only (else None): 0
+``delz``     (nx+6, ny+6, nz)       m         non-hydrostatic only: layer thickness, < 0
+                                              (NaN in the halo)
 ============ ====================== ========= ===============================================
 
 ``levels`` (a :class:`~fv3core.vertical.eta.HybridLevels`: ``ak``, ``bk``, ``ks``, ``ptop``)
@@ -236,6 +241,8 @@ class JWRankState:
     pk: np.ndarray = field(repr=False)
     pkz: np.ndarray = field(repr=False)
     q: dict[str, np.ndarray] = field(repr=False)
+    w: np.ndarray | None = field(default=None, repr=False)
+    delz: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def npz(self) -> int:
@@ -270,6 +277,8 @@ class JWInitialState:
     pk: np.ndarray = field(repr=False)
     pkz: np.ndarray = field(repr=False)
     q: dict[str, np.ndarray] = field(repr=False)
+    w: np.ndarray | None = field(default=None, repr=False)
+    delz: np.ndarray | None = field(default=None, repr=False)
 
     def for_rank(self, spec: SubdomainSpec) -> JWRankState:
         """One rank's part (compute domain and halo)."""
@@ -280,20 +289,22 @@ class JWInitialState:
             )
         cut = {name: rank_slice(getattr(self, name), spec, loc) for name, loc in _RANK_FIELDS}
         q = {name: rank_slice(a, spec, "center") for name, a in self.q.items()}
+        vertical = {name: rank_slice(getattr(self, name), spec, "center")
+                    for name in ("w", "delz") if getattr(self, name) is not None}  # fmt: skip
         return JWRankState(spec=spec, levels=self.levels, constants=self.constants,
-                           perturbation=self.perturbation, q=q, **cut)  # fmt: skip
+                           perturbation=self.perturbation, q=q, **cut, **vertical)  # fmt: skip
 
 
 def init_jw(cube: CubedSphere, levels: HybridLevels, *, perturbation: bool = True,
             constants: Constants = UFS, adiabatic: bool = True,
             tracer_names: tuple[str, ...] = ("sphum",),
-            checker_tr: bool = False) -> JWInitialState:  # fmt: skip
+            checker_tr: bool = False, hydrostatic: bool = True) -> JWInitialState:  # fmt: skip
     """FV3's ``init_case`` for ``test_case = 13`` (``perturbation=False``: the steady state, FV3's
     ``test_case = 12``) on ``cube`` (its ``radius``, ``omega``; ``alpha`` must be 0) with
     ``levels`` (``set_eta``) and FMS ``constants`` (``rdgas``, ``rvgas``, ``grav``, ``kappa``).
     ``adiabatic``, ``checker_tr``: FV3's namelist keys (``fv_core_nml``, ``test_case_nml``);
     ``tracer_names``: the field_table's tracers in order (``sphum`` must be one of them unless
-    ``adiabatic``)."""
+    ``adiabatic``); ``hydrostatic=False``: also FV3's ``w`` and ``delz``."""
     if cube.alpha != 0.0:
         raise FV3ConfigError(f"alpha={cube.alpha}: FV3's test_case 13 is defined for alpha = 0")
     names = tuple(str(t).lower() for t in tracer_names)
@@ -400,6 +411,13 @@ def init_jw(cube: CubedSphere, levels: HybridLevels, *, perturbation: bool = Tru
     phis = np.full(shape_c, PHIS_UNSET)
     phis[:, cs, cs] = _average9([surface(lat) for lat in lat9])
 
+    # --- non-hydrostatic: w and the hydrostatic layer thicknesses (before the humidity) ------
+    w = delz = None
+    if not hydrostatic:
+        w = np.zeros(shape_c + (nz,))
+        delz = np.full(shape_c + (nz,), np.nan)
+        delz[:, cs, cs] = rdgas / grav * pt[:, cs, cs] * (peln_c[..., :-1] - peln_c[..., 1:])
+
     # --- tracers ------------------------------------------------------------------------------
     q = {name: np.zeros(shape_c + (nz,)) for name in names}
     if not adiabatic:
@@ -443,7 +461,7 @@ def init_jw(cube: CubedSphere, levels: HybridLevels, *, perturbation: bool = Tru
     pe[:, cs, cs], peln[:, cs, cs], pk[:, cs, cs], pkz[:, cs, cs] = pe_c, peln_c, pk_c, pkz_c
     return JWInitialState(cube=cube, levels=levels, constants=constants,
                           perturbation=perturbation, delp=delp, pt=pt, u=u, v=v, ua=ua, va=va,
-                          phis=phis, ps=ps, pe=pe, peln=peln, pk=pk, pkz=pkz, q=q)  # fmt: skip
+                          phis=phis, ps=ps, pe=pe, peln=peln, pk=pk, pkz=pkz, q=q, w=w, delz=delz)  # fmt: skip
 
 
 def _brackets(lat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -417,3 +417,28 @@ def test_equals_fortran_t0(cube, levels):
         "v": _close(s.v[:, H : H + N + 1, CS], ext.at("v_dgrid", 0.0)),
     }
     assert worst == dict.fromkeys(worst, 0.0)  # bit for bit with this machine's libm
+
+
+def test_nonhydrostatic_start(cube, levels, steady):
+    """FV3's non-hydrostatic start (``hydrostatic = .false.``): ``w = 0``; ``delz`` < 0 is each
+    layer's hydrostatic thickness, so ``phis - grav sum(delz)`` from the surface up is the
+    geopotential the discrete hydrostatic balance above checks against JW06's analytic Phi
+    (relative 1e-13); it is taken before the humidity correction of ``pt`` (``adiabatic =
+    .false.`` gives the same ``delz``); the halos are unset (NaN) and ``for_rank`` carries both.
+    Hydrostatic states have neither."""
+    nh = jw.init_jw(cube, levels, perturbation=False, hydrostatic=False)
+    assert steady.w is None and steady.delz is None
+    np.testing.assert_array_equal(nh.delp, steady.delp)
+    np.testing.assert_array_equal(nh.pt, steady.pt)
+    assert np.all(nh.w == 0.0) and np.all(nh.delz[:, CS, CS] < 0.0)
+    assert np.isnan(nh.delz[:, :H]).all()
+    dl = steady.peln[:, CS, CS, 1:] - steady.peln[:, CS, CS, :-1]
+    gz = steady.phis[:, CS, CS, None] + np.cumsum((RD * steady.pt[:, CS, CS] * dl)[..., ::-1], axis=-1)[..., ::-1]
+    from_delz = steady.phis[:, CS, CS, None] - UFS.grav * np.cumsum(nh.delz[:, CS, CS][..., ::-1], axis=-1)[..., ::-1]
+    np.testing.assert_allclose(from_delz, gz, rtol=1e-13)
+    moist = jw.init_jw(cube, levels, perturbation=False, hydrostatic=False, adiabatic=False)
+    assert np.abs(moist.pt - nh.pt)[:, CS, CS].max() > 0.01  # humidity changed pt ...
+    np.testing.assert_array_equal(moist.delz, nh.delz)  # ... after delz was taken
+    rank = nh.for_rank(SubdomainSpec(N, 2, 0, 12, 12, 24))
+    np.testing.assert_array_equal(rank.delz[H:-H, H:-H], nh.delz[2, H : H + 12, H + 12 : H + 24])
+    assert rank.w.shape == rank.delp.shape
