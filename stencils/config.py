@@ -20,12 +20,14 @@ from pathlib import Path
 from stencils.errors import StencilError
 
 # The dace backends of gt4py 1.1.12 need C++20 with dace 2.x ('bit_cast' is not a member of 'std').
+# -g0 overrides the -g of Python's CFLAGS: no debug information, the same code, half the compile
+# time and memory (a remapping stencil on gt:cpu_ifirst: 39 -> 22 s, cc1plus 1371 -> 798 MiB).
 # gt4py reads this variable when it is first imported, so set it before anything imports gt4py.
-_CXX20 = "-std=c++20"
-if _CXX20 not in os.environ.get("GT4PY_EXTRA_COMPILE_ARGS", ""):
-    os.environ["GT4PY_EXTRA_COMPILE_ARGS"] = (
-        os.environ.get("GT4PY_EXTRA_COMPILE_ARGS", "") + " " + _CXX20
-    ).strip()
+for _flag in ("-std=c++20", "-g0"):
+    if _flag not in os.environ.get("GT4PY_EXTRA_COMPILE_ARGS", "").split():
+        os.environ["GT4PY_EXTRA_COMPILE_ARGS"] = (
+            os.environ.get("GT4PY_EXTRA_COMPILE_ARGS", "") + " " + _flag
+        ).strip()
 
 # gt4py points DACE_CONFIG at ./.dace.conf on import; keep it in the stencil cache instead.
 os.environ.setdefault(
