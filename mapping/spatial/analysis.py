@@ -180,6 +180,8 @@ def access_window(prog: Program, stencil: str, fname: str) -> Window:
     else:
         lin = [sum(d * s for d, s in zip(o, sd)) for o in offs]
         lo, hi = min(0, min(lin)), max(0, max(lin))
+    if st.recurrence > 0:  # a BACKWARD recurrence starts a column once all of it has arrived
+        hi += (prog.shape[-1] - 1) * sd[-1]
     m = -(-hi // w)
     lo_tok = lo // w
     reuse = m - lo_tok + 1
@@ -250,7 +252,7 @@ def analyse(
         incoming[c.dst] = incoming.get(c.dst, 0) + c.capacity * c.token_bytes
     infos: dict[str, StencilInfo] = {}
     for n, s in prog.stencils.items():
-        reuse = sum(win.reuse_bytes for win in windows[n].values())
+        reuse = sum(win.reuse_bytes for win in windows[n].values()) + recurrence_bytes(prog, n)
         delay = incoming.get(n, 0)
         infos[n] = StencilInfo(n, latency[n], count_operations(s.computation), windows[n], start[n], reuse, delay)
 
@@ -295,6 +297,16 @@ def channel_capacity(
     return best + 1
 
 
+def recurrence_bytes(prog: Program, stencil: str) -> int:
+    """On-chip bytes a recurrence keeps of its own output: the last ``d`` levels it reads back
+    (FORWARD), or the whole column it computes backwards before streaming it out (BACKWARD)."""
+    st = prog.stencils[stencil]
+    if not st.recurrence:
+        return 0
+    levels = prog.shape[-1] if st.recurrence > 0 else max(-o[-1] for o in st.accesses[stencil])
+    return levels * st.dtype.bytes
+
+
 def accumulate_halos(prog: Program) -> dict[str, dict[str, tuple[tuple[int, int], ...]]]:
     """For each output: input -> per-dimension (min, max) offset accumulated along all paths.
 
@@ -306,6 +318,8 @@ def accumulate_halos(prog: Program) -> dict[str, dict[str, tuple[tuple[int, int]
     for n, s in prog.stencils.items():
         acc: dict[str, list[list[int]]] = {}
         for f, offs in s.accesses.items():
+            if f == n:  # a recurrence's own levels: no halo of any input
+                continue
             own = [(min(o[c] for o in offs), max(o[c] for o in offs)) for c in range(ndim)]
             for src, e in ext[f].items():
                 cur = acc.setdefault(src, [[math.inf, -math.inf] for _ in range(ndim)])

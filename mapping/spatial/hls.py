@@ -87,6 +87,12 @@ class HLSEmitter:
     def __init__(self, analysis: Analysis, capacities: Mapping[str, int] | None = None) -> None:
         self.analysis = analysis
         prog = analysis.program
+        for st in prog.stencils.values():
+            if st.recurrence:
+                raise StencilFlowError(
+                    f"HLS: stencil '{st.name}' is a vertical recurrence (reads itself at k"
+                    f"{'-' if st.recurrence < 0 else '+'}d); its C++ form is not emitted yet: simulate it instead"
+                )
         self.depth = {c.name: int((capacities or {}).get(c.name, c.capacity)) for c in analysis.channels}
         fields = [*prog.inputs, *prog.stencils]
         self.ident = dict(zip(fields, c_identifiers(fields)))
