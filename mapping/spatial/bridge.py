@@ -416,7 +416,8 @@ class _Builder:
     """Collects the nodes of the translated calls."""
 
     def __init__(self, name: str, shape: tuple[int, int, int], inputs: Mapping[str, tuple[str, ...]],
-                 outputs: Sequence[str], boundary: BoundaryCondition) -> None:
+                 outputs: Sequence[str], boundary: BoundaryCondition, data: Mapping[str, Any]) -> None:
+        self.data = data
         self.name = name
         self.shape = shape
         self.inputs = dict(inputs)
@@ -523,6 +524,8 @@ class _Builder:
             "constants": dict(self.constants),
             "program": {},
         }
+        for f, values in self.data.items():
+            spec["inputs"][f]["data"] = [float(v) for v in values.ravel()]
         bc = {"type": self.boundary.kind, "value": self.boundary.value}
         for name, e in nodes.items():
             fields = sorted({a.field for a in walk(e) if isinstance(a, Access)})
@@ -539,13 +542,14 @@ class _Builder:
 
 def from_calls(name: str, shape: tuple[int, int, int], inputs: Mapping[str, tuple[str, ...]],
                outputs: Sequence[str], steps: Sequence[BridgeCall | GatherCopy],
-               boundary: BoundaryCondition | None = None) -> Program:
+               boundary: BoundaryCondition | None = None, data: Mapping[str, Any] | None = None) -> Program:
     """A StencilFlow program from a launch sequence over named arrays of ``shape``; ``inputs``
-    maps each input to its dims (``("i", "j", "k")`` or ``("i", "j")``)."""
+    maps each input to its dims (``("i", "j", "k")`` or ``("i", "j")``); ``data`` optionally
+    gives input values (arrays of those dims), kept in the program."""
     if len(shape) != 3:
         raise StencilFlowError(f"StencilFlow bridge: shape must be (ni, nj, nk), got {shape}")
     b = _Builder(name, tuple(int(n) for n in shape), inputs, outputs,
-                 boundary or BoundaryCondition("constant", 0.0))
+                 boundary or BoundaryCondition("constant", 0.0), data or {})
     for step in steps:
         if isinstance(step, GatherCopy):
             b.gather(step)
