@@ -18,8 +18,8 @@ Every call's GTIR is executed symbolically, statement by statement, in GT4Py's o
   recurrence node, see :mod:`mapping.spatial.model`); reads against the direction see the
   values before the sweep.
 
-A :class:`GatherCopy` (``field[dst] = field[src]`` at points of the i/j plane, FV3's corner
-fills) is a select over the destination points. Anything else (``while``, variable k offsets,
+A :class:`GatherCopy` (point copies ``dst[di, dj] = sign * src[si, sj]``, FV3's corner fills)
+is a select over the destination points. Anything else (``while``, variable k offsets,
 data dimensions, a recurrence coupled across variables, horizontal regions of a call without
 an origin) raises :class:`StencilFlowError` naming the call, its stencil and the construct.
 """
@@ -82,12 +82,11 @@ class BridgeCall:
 
 @dataclass(frozen=True)
 class GatherCopy:
-    """``field[dst] = field[src]`` at points ``(i, j)`` of every level (values before the copy)."""
+    """Point copies ``dst[di, dj] = sign * src[si, sj]`` at every level, all sources read
+    before any destination is written (FV3's cube-corner fills)."""
 
     label: str
-    field: str
-    dst: tuple[tuple[int, int], ...]
-    src: tuple[tuple[int, int], ...]
+    copies: tuple[tuple[str, tuple[int, int], str, tuple[int, int], float], ...]
 
 
 @dataclass(frozen=True)
@@ -461,15 +460,20 @@ class _Builder:
         return self.version[field]
 
     def gather(self, step: GatherCopy) -> None:
-        where = f"copy '{step.label}' of {step.field}"
-        if len(step.dst) != len(step.src):
-            raise StencilFlowError(f"StencilFlow bridge, {where}: {len(step.dst)} destinations, {len(step.src)} sources")
-        cur = self.current(step.field, where)
-        value: Expr = Access(cur, (0, 0, 0))
-        for (di, dj), (si, sj) in zip(step.dst, step.src):
-            at = Logical("and", Compare("==", Index("i"), Const(int(di))), Compare("==", Index("j"), Const(int(dj))))
-            value = Ternary(at, Access(cur, (int(si - di), int(sj - dj), 0)), value)
-        self.write_field(step.field, value, where)
+        where = f"copy '{step.label}'"
+        by_dst: dict[str, list[tuple[tuple[int, int], str, tuple[int, int], float]]] = {}
+        for dst, d, src, si, sign in step.copies:
+            by_dst.setdefault(dst, []).append((d, src, si, sign))
+        new: dict[str, Expr] = {}
+        for dst, rows in by_dst.items():  # every source at its version before the copies
+            value: Expr = Access(self.current(dst, where), (0, 0, 0))
+            for (di, dj), src, (si, sj), sign in rows:
+                at = Logical("and", Compare("==", Index("i"), Const(int(di))), Compare("==", Index("j"), Const(int(dj))))
+                got: Expr = Access(self.current(src, where), (int(si - di), int(sj - dj), 0))
+                value = Ternary(at, got if sign > 0 else Unary("-", got), value)
+            new[dst] = value
+        for dst, value in new.items():
+            self.write_field(dst, value, where)
 
     # ------------------------------------------------------------------ recurrences
     def resolve(self, sweep: _Sweep, var: str, node: str) -> None:

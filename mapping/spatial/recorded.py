@@ -80,66 +80,88 @@ class LaunchRecorder:
     :class:`stencils.launch.BoundStencil`) and gather copies over named arrays, running each.
 
     ``names`` maps the arrays the caller knows to program field names; any other array a launch
-    touches (a class's own temporaries) is named ``LABEL_PARAM`` after its first use."""
+    touches (a class's own temporaries, grid terms) is named ``LABEL_PARAM`` after its first
+    use. An array read before any recorded step writes it is an input of the program, with
+    the values it had when it was first seen."""
 
     def __init__(self, factory: Any, names: Mapping[str, Any]) -> None:
         self.factory = factory
-        self.names: dict[int, str] = {id(a): n for n, a in names.items()}
-        self.arrays: dict[str, Any] = dict(names)
+        self.names: dict[int, str] = {}
+        self.arrays: dict[str, Any] = {}
+        self.initial: dict[str, np.ndarray] = {}
+        self.inputs: list[str] = []
+        self.written: set[str] = set()
         self.steps: list[BridgeCall | GatherCopy] = []
         self._labels: dict[str, int] = {}
+        for n, a in names.items():
+            self._see(a, n)
 
     def _label(self, base: str) -> str:
         n = self._labels[base] = self._labels.get(base, 0) + 1
         return base if n == 1 else f"{base}{n}"
 
-    def name_of(self, array: Any, label: str, param: str) -> str:
+    def _see(self, array: Any, name: str) -> str:
         key = id(array)
         if key not in self.names:
-            name = f"{label}_{param}"
             self.names[key] = name
             self.arrays[name] = array
+            self.initial[name] = np.array(array, dtype=np.float64)
         return self.names[key]
+
+    def _read(self, name: str) -> None:
+        if name not in self.written and name not in self.inputs:
+            self.inputs.append(name)
 
     def launch(self, bound: Any) -> None:
         """Record and run one bound launch."""
-        from stencils.access import gtir_of
+        from stencils.access import analyse
 
         record = self.factory.record_of(bound.stencil)
         label = self._label(str(bound.stencil.name))
+        access = analyse(record.definition, record.externals)
         fields, scalars = {}, {}
         for param, value in bound.arguments.items():
             if hasattr(value, "shape"):
-                fields[param] = self.name_of(value, label, param)
+                fields[param] = self._see(value, f"{label}_{param}")
             else:
                 scalars[param] = value
-        ir = gtir_of(record.definition, record.externals)
+        for param in access.reads:
+            self._read(fields[param])
+        self.written.update(fields[p] for p in access.writes)
+        ir = access.gtir
         self.steps.append(BridgeCall(label, str(ir.name), ir, fields, scalars,
                                      Placement(tuple(bound.origin), tuple(bound.domain))))
         bound()
 
-    def gather(self, label: str, array: Any, dst: Iterable[tuple[int, int]], src: Iterable[tuple[int, int]],
+    def gather(self, label: str, copies: Iterable[tuple[Any, tuple[int, int], Any, tuple[int, int], float]],
                run: Callable[[], None]) -> None:
-        """Record ``array[dst] = array[src]`` (every level) and run it by ``run()``."""
-        name = self.name_of(array, label, "field")
-        self.steps.append(GatherCopy(self._label(label), name, tuple(map(tuple, dst)), tuple(map(tuple, src))))
+        """Record point copies ``dst[di, dj] = sign * src[si, sj]`` (arrays, every level; all
+        sources read before any destination is written) and run them by ``run()``."""
+        label = self._label(label)
+        rows = []
+        for dst, d, src, sidx, sign in copies:
+            src_name = self._see(src, f"{label}_src")
+            self._read(src_name)
+            dst_name = self._see(dst, f"{label}_dst")
+            self._read(dst_name)  # the points not copied keep their values
+            rows.append((dst_name, (int(d[0]), int(d[1])), src_name, (int(sidx[0]), int(sidx[1])), float(sign)))
+        self.written.update(r[0] for r in rows)
+        self.steps.append(GatherCopy(label, tuple(rows)))
         run()
 
-    def program(self, name: str, inputs: Mapping[str, np.ndarray], outputs: Sequence[str]) -> RecordedProgram:
-        """The recorded sequence as a program over the arrays' common (largest) shape.
-
-        ``inputs`` are the input values (as passed to the launches, before they ran); the
-        outputs are read from the arrays now (after the launches)."""
+    def program(self, name: str, outputs: Sequence[str]) -> RecordedProgram:
+        """The recorded sequence as a program over the arrays' common (largest) shape; the
+        outputs (arrays named in ``names``) are read from the arrays now (after the launches)."""
         arrays = {n: np.asarray(a) for n, a in self.arrays.items()}
         shape = tuple(max(a.shape[c] if a.ndim > c else 1 for a in arrays.values()) for c in range(3))
         dims: dict[str, tuple[str, ...]] = {}
         padded_in: dict[str, np.ndarray] = {}
         extents: dict[str, tuple[int, ...]] = {}
-        for n, a in inputs.items():
-            a = np.asarray(a, dtype=np.float64)
-            dims[n] = ("i", "j", "k")[: a.ndim]
+        for n in self.inputs:
+            a = self.initial[n]
             if a.ndim not in (2, 3):
                 raise StencilFlowError(f"recorded program {name}: input {n} has {a.ndim} dimensions; use 2 (IJ) or 3")
+            dims[n] = ("i", "j", "k")[: a.ndim]
             padded_in[n] = _pad(a, shape[: a.ndim])
             extents[n] = a.shape
         gt = {}
@@ -150,6 +172,7 @@ class LaunchRecorder:
             gt[o] = _pad(a, shape)
             extents[o] = a.shape
         prog = from_calls(name, shape, dims, outputs, self.steps, data=padded_in)
+        log.info("recorded %s: %d steps, inputs %s", name, len(self.steps), ", ".join(self.inputs))
         return RecordedProgram(prog, padded_in, {prog.outputs[i]: gt[o] for i, o in enumerate(outputs)}, extents)
 
 
