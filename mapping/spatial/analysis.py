@@ -202,11 +202,14 @@ def window_points(prog: Program, stencil: str, fname: str) -> list[int]:
     sd = strides(prog.shape)
     offs = st.accesses[fname]
     if st.boundary[fname].kind != "copy":
-        return sorted({sum(d * s for d, s in zip(o, sd)) for o in offs})
-    out: set[int] = set()
-    for o in offs:
-        boxes = [range(min(0, d), max(0, d) + 1) for d in o]
-        out.update(sum(d * s for d, s in zip(delta, sd)) for delta in itertools.product(*boxes))
+        out = {sum(d * s for d, s in zip(o, sd)) for o in offs}
+    else:
+        out = set()
+        for o in offs:
+            boxes = [range(min(0, d), max(0, d) + 1) for d in o]
+            out.update(sum(d * s for d, s in zip(delta, sd)) for delta in itertools.product(*boxes))
+    if st.recurrence > 0:  # a BACKWARD recurrence reads the whole column from its first level
+        out = {x + kk * sd[-1] for x in out for kk in range(prog.shape[-1])}
     return sorted(out)
 
 

@@ -4,6 +4,8 @@ BACKWARD sweeps) against GT4Py's numpy backend, and the refusals of what still d
 
 from __future__ import annotations
 
+import shutil
+
 import numpy as np
 import pytest
 from gt4py.cartesian import gtscript
@@ -22,6 +24,7 @@ from gt4py.cartesian.gtscript import (
 from mapping.spatial import StencilFlowError
 from mapping.spatial.analysis import analyse
 from mapping.spatial.bridge import from_stencil_program
+from mapping.spatial.hls import CSimulation, HLSEmitter
 from mapping.spatial.reference import ReferenceExecutor
 from mapping.spatial.simulator import StreamingSimulator
 from stencils.program import StencilProgram
@@ -236,3 +239,22 @@ def test_regions_without_a_placement_are_refused():
     sp = _edges_program({"i_start": I[0] + 1, "i_end": I[-1] - far, "j_start": J[0] + 1, "j_end": J[-1] - far})
     with pytest.raises(StencilFlowError, match=r"call 'edge' \(stencil edges\).*horizontal\(region"):
         from_stencil_program(sp, (8, 8, 2))
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
+def test_recurrences_hls_csim_match_gt4py(tmp_path):
+    """The FORWARD (level history) and BACKWARD (column buffer) recurrences in the emitted HLS
+    C++, compiled with g++ and run (C simulation); reference: GT4Py numpy backend; tolerance:
+    bitwise."""
+    shape = (6, 5, 5)
+    rng = np.random.default_rng(8)
+    for name, definition, fields in (("cumulate", cumulate, ("a", "b", "c")),
+                                     ("geopotential", hydrostatic, ("a", "zs", "gz", "d"))):
+        ins = [f for f in fields if f in ("a", "b", "zs")]
+        sp = StencilProgram(name, inputs=ins, outputs=[f for f in fields if f not in ins])
+        sp.add(definition, label=name, **{f: f for f in fields})
+        inp = {f: rng.random(shape) for f in ins}
+        gt = _gt4py(sp, inp, 1)
+        out = CSimulation(HLSEmitter(analyse(from_stencil_program(sp, shape, halo=1))), tmp_path / name)(inp)
+        for o, want in gt.items():
+            np.testing.assert_array_equal(out[o], want)
