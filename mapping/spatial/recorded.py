@@ -35,6 +35,9 @@ class RecordedProgram:
     inputs: Mapping[str, np.ndarray]
     gt4py_outputs: Mapping[str, np.ndarray]
     extents: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
+    #: the recorded steps as the application runs them (for timing it on the CPU; they run on
+    #: the application's arrays, which hold the outputs after the first run)
+    launches: tuple[Callable[[], None], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -92,6 +95,7 @@ class LaunchRecorder:
         self.inputs: list[str] = []
         self.written: set[str] = set()
         self.steps: list[BridgeCall | GatherCopy] = []
+        self.launches: list[Callable[[], None]] = []
         self._labels: dict[str, int] = {}
         for n, a in names.items():
             self._see(a, n)
@@ -131,6 +135,7 @@ class LaunchRecorder:
         ir = access.gtir
         self.steps.append(BridgeCall(label, str(ir.name), ir, fields, scalars,
                                      Placement(tuple(bound.origin), tuple(bound.domain))))
+        self.launches.append(bound)
         bound()
 
     def gather(self, label: str, copies: Iterable[tuple[Any, tuple[int, int], Any, tuple[int, int], float]],
@@ -147,6 +152,7 @@ class LaunchRecorder:
             rows.append((dst_name, (int(d[0]), int(d[1])), src_name, (int(sidx[0]), int(sidx[1])), float(sign)))
         self.written.update(r[0] for r in rows)
         self.steps.append(GatherCopy(label, tuple(rows)))
+        self.launches.append(run)
         run()
 
     def program(self, name: str, outputs: Sequence[str]) -> RecordedProgram:
@@ -173,7 +179,8 @@ class LaunchRecorder:
             extents[o] = a.shape
         prog = from_calls(name, shape, dims, outputs, self.steps, data=padded_in)
         log.info("recorded %s: %d steps, inputs %s", name, len(self.steps), ", ".join(self.inputs))
-        return RecordedProgram(prog, padded_in, {prog.outputs[i]: gt[o] for i, o in enumerate(outputs)}, extents)
+        return RecordedProgram(prog, padded_in, {prog.outputs[i]: gt[o] for i, o in enumerate(outputs)}, extents,
+                               tuple(self.launches))
 
 
 def _pad(a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
