@@ -109,6 +109,24 @@ def _simulations(triad_gbs: float) -> list[dict]:
     return rows
 
 
+def _arithmetic_operations(prog) -> int:
+    """Floating-point operations per point of a program: arithmetic and math functions on field
+    values, not the integer index arithmetic, comparisons and selects of region and domain
+    predicates (counted by the model's operators)."""
+    from mapping.spatial.expr import Access, Binary, Call, Unary, children, walk
+
+    def on_values(node) -> bool:
+        return any(isinstance(n, Access) for n in walk(node))
+
+    total = 0
+    for st in prog.stencils.values():
+        for stmt in st.computation.statements:
+            for node in walk(stmt.value):
+                if isinstance(node, (Binary, Call)) or (isinstance(node, Unary) and node.op == "-"):
+                    total += any(on_values(c) for c in children(node))
+    return total
+
+
 def _fv3(routines: list[str], triad_gbs: float) -> list[dict]:
     """Per FV3 routine at C12 (one rank): the bridged program's performance model (operations,
     on-chip bytes, link traffic on the fewest default devices that hold it, modelled throughput)
@@ -116,7 +134,7 @@ def _fv3(routines: list[str], triad_gbs: float) -> list[dict]:
     import fv3core.stencilflow as fv3_programs
     from mapping.spatial.analysis import Target, analyse
     from mapping.spatial.errors import CapacityError
-    from mapping.spatial.partition import Device, Partitioner, check_fits
+    from mapping.spatial.partition import Device, Network, Partitioner, check_fits
 
     target, dev = Target(), Device()
     rows = []
@@ -126,17 +144,22 @@ def _fv3(routines: list[str], triad_gbs: float) -> list[dict]:
         rec = fv3_programs.build(routine, 12)
         prog = rec.program
         an = analyse(prog, target)
-        devices, traffic = None, 0
-        for n in range(1, 17):
-            try:
-                if n == 1:
-                    check_fits(an, dev)
-                else:
-                    traffic = Partitioner([dev] * n, target=target)(prog, an).traffic_bytes_per_cycle
-            except CapacityError:
-                continue
-            devices = n
-            break
+        devices, traffic, link_gbs = None, 0, None
+        for network in (Network(), Network(link_gbs=1e6)):  # the defaults, then links without a limit
+            for n in range(1, 17):
+                try:
+                    if n == 1:
+                        check_fits(an, dev)
+                    else:
+                        part = Partitioner([dev] * n, network, target)(prog, an)
+                        traffic = part.traffic_bytes_per_cycle
+                        link_gbs = max(part.link_bytes_per_cycle) * target.clock_mhz * 1e6 / 1e9
+                except CapacityError:
+                    continue
+                devices = n
+                break
+            if devices is not None:
+                break
         ops = an.model.operations_per_point
         recurrences = [i.latency for n_, i in an.stencils.items() if prog.stencils[n_].recurrence]
         t_cpu = time_call(lambda rec=rec: [f() for f in rec.launches], repeats=3, warmup=1).median_s
@@ -146,14 +169,18 @@ def _fv3(routines: list[str], triad_gbs: float) -> list[dict]:
             limits.append(f"operators ({need_ops} > {dev.operators} per device)")
         if an.model.onchip_bytes > dev.memory_bytes:
             limits.append("on-chip memory")
+        if link_gbs is not None and link_gbs > Network().link_gbs:
+            limits.append(f"links ({link_gbs:.0f} GB/s on the busiest of {devices} devices' links > {Network().link_gbs:.0f})")
         if recurrences and max(recurrences) > 1:
             limits.append(f"recurrence (carried path up to {max(recurrences)} cycles per level)")
         rows.append({
             "routine": routine, "stencils": len(prog.stencils), "points": prog.points,
             "ops_per_point": ops, "ops_per_cycle": ops * prog.vectorization,
+            "flops_per_point": _arithmetic_operations(prog),
             "onchip_bytes": an.model.onchip_bytes, "offchip_bytes_per_point": an.model.offchip_bytes / prog.points,
             "devices": devices, "link_bytes_per_cycle": traffic,
             "steady_gops": ops * prog.vectorization * target.clock_mhz * 1e6 / 1e9,
+            "steady_gflops": _arithmetic_operations(prog) * prog.vectorization * target.clock_mhz * 1e6 / 1e9,
             "model_cycles": an.model.cycles, "model_s": an.model.seconds, "model_gops": an.model.gops,
             "offchip_gbs": an.model.offchip_bytes / prog.points * prog.vectorization * target.clock_mhz * 1e6 / 1e9,
             "cpu_numpy_s": t_cpu, "cpu_over_model": t_cpu / an.model.seconds,
@@ -177,17 +204,21 @@ def _fv3_block(rows: list[dict], triad_gbs: float, machine: dict) -> str:
         f"Stratix 10 GX 2800 defaults). StencilFlow's paper reports {PAPER_SINGLE_DEVICE_TOPS} TOp/s on one "
         "Stratix 10 (cited, not measured here).",
         "",
-        markdown_table(["routine", "stencils", "ops/point", "ops/cycle", "on-chip KiB", "off-chip B/point",
-                        "devices", "link B/cycle", "steady GOp/s", "model s (C12 rank)", "numpy s", "numpy/model",
-                        "limits"],
-                       [[r["routine"], r["stencils"], r["ops_per_point"], r["ops_per_cycle"],
+        markdown_table(["routine", "stencils", "ops/point", "flops/point", "on-chip KiB", "off-chip B/point",
+                        "devices", "link B/cycle", "steady GOp/s", "steady GFlop/s", "model s (C12 rank)", "numpy s",
+                        "numpy/model", "limits"],
+                       [[r["routine"], r["stencils"], r["ops_per_point"], r["flops_per_point"],
                          r["onchip_bytes"] / 1024, r["offchip_bytes_per_point"], r["devices"] or "> 16",
-                         r["link_bytes_per_cycle"], r["steady_gops"], r["model_s"], r["cpu_numpy_s"],
-                         r["cpu_over_model"], r["limits"]] for r in rows]),
-        "`steady GOp/s`: operations per point times one point per cycle at the clock, once the pipeline is "
-        "full; `model s`: the modelled time of the rank's C12 domain (points plus pipeline depth, which "
+                         r["link_bytes_per_cycle"], r["steady_gops"], r["steady_gflops"], r["model_s"],
+                         r["cpu_numpy_s"], r["cpu_over_model"], r["limits"]] for r in rows]),
+        "`ops/point`: the model's operators per point (one point per cycle, so also per cycle), which "
+        "include the comparisons and selects of every region, interval and compute-domain predicate; "
+        "`flops/point`: only the arithmetic on field values (the paper's kind of operation). "
+        "`steady GOp/s`, `steady GFlop/s`: those per point times one point per cycle at the clock, once "
+        "the pipeline is full; `model s`: the modelled time of the rank's C12 domain (points plus pipeline depth, which "
         "dominates at this size); `numpy s`: fv3core's GT4Py numpy-backend run of the same launch sequence "
-        "(median of 3); `devices`: the fewest default devices the partitioner places the routine on.",
+        "(median of 3); `devices`: the fewest default devices the partitioner places the routine on (with "
+        "links of unlimited bandwidth when the default links cannot carry any placement: see `limits`).",
     ])
 
 
