@@ -1,7 +1,8 @@
 """FV3's routines as StencilFlow programs: ``fv3:ROUTINE[:N]`` specs of ``stratoflow map``.
 
-Each builder constructs the fv3core class of the routine on one rank of a C``N`` cube (tile 0,
-layout 1x1, so the rank touches all four tile corners) with GT4Py's numpy backend, binds it to
+Each builder constructs the fv3core class of the routine on one rank of a C``N`` cube (layout
+1x1, so the rank touches all four tile corners; tile 0 for the ``fv3:`` specs, any tile by the
+builders' ``tile``) with GT4Py's numpy backend, binds it to
 seeded inputs and runs its launch sequence through a
 :class:`mapping.spatial.recorded.LaunchRecorder`: every stencil launch (GTIR with the
 externals the class built it with, origin, domain, fields) and every corner fill is recorded
@@ -35,10 +36,10 @@ LEVELS = 2
 DEFAULT_RESOLUTION = 12
 
 
-def _setup(n: int) -> tuple[SubdomainSpec, GridStorages, Any]:
+def _setup(n: int, tile: int) -> tuple[SubdomainSpec, GridStorages, Any]:
     from stencils.factory import StencilFactory
 
-    spec = SubdomainSpec(n, 0, 0, n, 0, n)
+    spec = SubdomainSpec(n, tile, 0, n, 0, n)
     cube = CubedSphere.build(n, radius=UFS.radius, omega=UFS.omega)
     return spec, GridStorages(cube.metric_terms(spec), "numpy"), StencilFactory("numpy")
 
@@ -80,7 +81,7 @@ def _storages(values: dict[str, np.ndarray]) -> dict[str, Any]:
     return {k: from_numpy(np.array(v, dtype=np.float64), "numpy") for k, v in values.items()}
 
 
-def fv_tp_2d(n: int, hord: int = 8, nord: int = 2, damp_c: float = 0.12) -> RecordedProgram:
+def fv_tp_2d(n: int, hord: int = 8, nord: int = 2, damp_c: float = 0.12, *, tile: int = 0) -> RecordedProgram:
     """FV3 ``fv_tp_2d`` with ``deln_flux`` as ``d_sw`` runs it on ``delp`` (hord ``hord``, del-n
     order ``nord``, coefficient ``damping_coefficient(damp_c, da_min, nord)``) on one rank at
     C``n``: fluxes ``fx``, ``fy`` and q with its corner halos filled. Courant numbers in
@@ -90,7 +91,7 @@ def fv_tp_2d(n: int, hord: int = 8, nord: int = 2, damp_c: float = 0.12) -> Reco
     from fv3core.stencils.fv_tp_2d import FiniteVolumeTransport
     from stencils.dims import GridIndexing
 
-    spec, grid, factory = _setup(n)
+    spec, grid, factory = _setup(n, tile)
     h = spec.n_halo
     on_grid = factory.on_grid(GridIndexing(n, n, LEVELS, h))
     transport = FiniteVolumeTransport(on_grid, grid, spec, hord)
@@ -117,7 +118,7 @@ def fv_tp_2d(n: int, hord: int = 8, nord: int = 2, damp_c: float = 0.12) -> Reco
     return rec.program(f"fv3_fv_tp_2d_hord{hord}_nord{nord}_c{n}", ["fx", "fy", "q"])
 
 
-def geopk(n: int) -> RecordedProgram:
+def geopk(n: int, *, tile: int = 0) -> RecordedProgram:
     """FV3 ``geopk`` on the D grid (:class:`Geopotential`, hydrostatic 3-D core: kappa, a model
     top of 300 Pa, ``cp_air``) on one rank at C``n`` with ``LEVELS`` + 4 layers: ``pk``, ``gz``,
     ``pe``, ``peln`` and ``pkz`` from ``delp``, ``pt`` and ``phis``: a FORWARD sweep, a BACKWARD
@@ -126,7 +127,7 @@ def geopk(n: int) -> RecordedProgram:
     from stencils.dims import GridIndexing
 
     nz = LEVELS + 4
-    spec, grid, factory = _setup(n)
+    spec, grid, factory = _setup(n, tile)
     h = spec.n_halo
     geo = Geopotential(factory.on_grid(GridIndexing(n, n, nz, h)), cgrid=False, akap=UFS.kappa,
                        ptop=300.0, cp=UFS.cp_air)  # fmt: skip
@@ -154,7 +155,7 @@ def _winds(n: int, h: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
     return {"u": u, "v": v}
 
 
-def c_sw(n: int, nord: int = 2, dt2: float = 112.5) -> RecordedProgram:
+def c_sw(n: int, nord: int = 2, dt2: float = 112.5, *, tile: int = 0) -> RecordedProgram:
     """FV3 ``c_sw`` (:class:`CGridShallowWaterDynamics`, the 3-D core's ``pt`` transport,
     ``d2a2c_vect`` and ``divergence_corner`` included, with their cube-corner fills) on one rank
     at C``n``: ``uc``, ``vc``, ``ua``, ``va``, ``ut``, ``vt``, ``delpc``, ``ptc``, ``divg_d``
@@ -162,7 +163,7 @@ def c_sw(n: int, nord: int = 2, dt2: float = 112.5) -> RecordedProgram:
     from fv3core.stencils.c_sw import CGridShallowWaterDynamics
     from stencils.dims import GridIndexing
 
-    spec, grid, factory = _setup(n)
+    spec, grid, factory = _setup(n, tile)
     h = spec.n_halo
     csw = CGridShallowWaterDynamics(factory.on_grid(GridIndexing(n, n, LEVELS, h)), grid, spec, nord, dt2,
                                     sw_dynamics=False)  # fmt: skip
@@ -181,7 +182,7 @@ def c_sw(n: int, nord: int = 2, dt2: float = 112.5) -> RecordedProgram:
     return rec.program(f"fv3_c_sw_c{n}", ["uc", "vc", "ua", "va", "ut", "vt", "delpc", "ptc", "divg_d", "delp", "pt"])
 
 
-def d_sw(n: int, hord: int = 8, nord: int = 2, dt: float = 225.0) -> RecordedProgram:
+def d_sw(n: int, hord: int = 8, nord: int = 2, dt: float = 225.0, *, tile: int = 0) -> RecordedProgram:
     """FV3 ``d_sw`` (:class:`DGridShallowWaterLagrangianDynamics`, ``SW_DYNAMICS``) with FV3's
     divergence damping (``nord``, ``dddmp`` 0.2, ``d4_bg`` 0.12) and vorticity damping
     (``nord_v`` 2, ``vtdm4`` 0.12: ``deln_flux`` of ``delp``, ``del6_vt_flux``), every hord
@@ -191,7 +192,7 @@ def d_sw(n: int, hord: int = 8, nord: int = 2, dt: float = 225.0) -> RecordedPro
     from fv3core.stencils.divergence_damping import DivergenceDamping
     from stencils.dims import GridIndexing
 
-    spec, grid, factory = _setup(n)
+    spec, grid, factory = _setup(n, tile)
     h = spec.n_halo
     on_grid = factory.on_grid(GridIndexing(n, n, LEVELS, h))
     damping = DivergenceDamping(on_grid, grid, spec, nord, 0.2, 0.0, 0.12, dt)
@@ -220,15 +221,15 @@ ROUTINES: dict[str, Callable[[int], RecordedProgram]] = {
 }
 
 
-def build(routine: str, n: int | None) -> RecordedProgram:
-    """The program of ``fv3:ROUTINE[:N]`` (N: the cube's resolution, default C12)."""
+def build(routine: str, n: int | None, tile: int = 0) -> RecordedProgram:
+    """The program of ``fv3:ROUTINE[:N]`` (N: the cube's resolution, default C12) on ``tile``."""
     n = DEFAULT_RESOLUTION if n is None else n
     if n % 2 or n < 6:
         from mapping.spatial.errors import StencilFlowError
 
         raise StencilFlowError(f"fv3:{routine}:{n}: the resolution must be even and at least 6 (FV3's grid)")
     log.info("recording fv3:%s on one rank of C%d", routine, n)
-    return ROUTINES[routine](n)
+    return ROUTINES[routine](n, tile=tile)
 
 
 register_family("fv3", build, lambda: list(ROUTINES))
