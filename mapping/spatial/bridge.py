@@ -376,10 +376,11 @@ class _Sweep:
             for fa in vl.walk_values().if_isinstance(gtir.FieldAccess):
                 if not isinstance(fa.offset, gtir.VariableKOffset) and fa.offset.k * direction > 0:
                     carried.add(str(fa.name))
+        self.assigned = set(self.final)
         self.final = {v: i for v, i in self.final.items() if v in carried}
         self.node: dict[str, str] = {}  # variable -> the node of its last assignment, once made
         self.before: dict[str, str] = {}  # field parameter -> its version before the sweep
-        for var in self.final:
+        for var in self.assigned:
             field = tr.call.bindings.get(var)
             if field is not None and field in tr.bridge.version:
                 self.before[var] = tr.bridge.version[field]
@@ -389,7 +390,7 @@ class _Sweep:
 
     def read(self, name: str, by: tuple[int, int, int]) -> Expr | None:
         """A read of a variable assigned in the sweep at a k offset, or None (an ordinary read)."""
-        if name not in self.final or by[2] == 0:
+        if name not in self.assigned or by[2] == 0:
             return None
         if by[2] * self.direction < 0:  # against the sweep: the values before it
             if name in self.before:

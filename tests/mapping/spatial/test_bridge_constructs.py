@@ -202,6 +202,21 @@ def coupled(a: F, c: F, d: F):
             d = c[0, 0, -1] * a
 
 
+def against(a: F, c: F):
+    with computation(FORWARD):
+        with interval(0, -1):
+            t = a
+            c = t[0, 0, 1] + a
+        with interval(-1, None):
+            t = a
+            c = t
+
+
+def data_dims(a: gtscript.Field[(np.float64, (2,))], c: F):
+    with computation(PARALLEL), interval(...):
+        c = a[0, 0, 0][1]
+
+
 def looping(a: F, c: F):
     with computation(PARALLEL), interval(...):
         t = a
@@ -219,6 +234,8 @@ def variable_k(a: F, c: F, idx: gtscript.Field[np.int32]):
     ("definition", "construct"),
     [
         (coupled, "recurrence of d is coupled with c"),
+        (against, "reads temporary t at k\\+1, against the FORWARD sweep"),
+        (data_dims, "field a has data dimensions"),
         (looping, "While statement"),
         (variable_k, "variable k offset"),
     ],
