@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -124,6 +125,12 @@ def _shift(e: Expr, by: tuple[int, int, int]) -> Expr:
         return n
 
     return _map(e, leaf)
+
+
+def _identifier(name: str) -> str:
+    """``name`` as a Python identifier (a call label may hold any characters)."""
+    out = re.sub(r"\W", "_", name)
+    return out if out and not out[0].isdigit() else f"_{out}"
 
 
 def _size(e: Expr) -> int:
@@ -431,14 +438,14 @@ class _Builder:
 
     def constant(self, name: str, value: int) -> Local:
         """A named program constant (a call's origin or extent along an axis)."""
-        name = name.replace(".", "_").replace("-", "_")
+        name = _identifier(name)
         if self.constants.setdefault(name, int(value)) != int(value):
             raise StencilFlowError(f"StencilFlow bridge: constant {name} has two values "
                                    f"{self.constants[name]} and {value}; give the calls distinct labels")
         return Local(name)
 
     def new_node(self, name: str, e: Expr, where: str) -> str:
-        name = name.replace(".", "_").replace("-", "_")
+        name = _identifier(name)
         base, n = name, 1
         while name in self.nodes or name in self.inputs or name in self.writes:
             n += 1
