@@ -161,7 +161,7 @@ def _fv3(routines: list[str], triad_gbs: float) -> list[dict]:
             if devices is not None:
                 break
         ops = an.model.operations_per_point
-        recurrences = [i.latency for n_, i in an.stencils.items() if prog.stencils[n_].recurrence]
+        recurrences = [i.carried_latency for n_, i in an.stencils.items() if prog.stencils[n_].recurrence]
         t_cpu = time_call(lambda rec=rec: [f() for f in rec.launches], repeats=3, warmup=1).median_s
         need_ops = sum(i.operations for i in an.stencils.values())
         limits = []
@@ -172,7 +172,8 @@ def _fv3(routines: list[str], triad_gbs: float) -> list[dict]:
         if link_gbs is not None and link_gbs > Network().link_gbs:
             limits.append(f"links ({link_gbs:.0f} GB/s on the busiest of {devices} devices' links > {Network().link_gbs:.0f})")
         if recurrences and max(recurrences) > 1:
-            limits.append(f"recurrence (carried path up to {max(recurrences)} cycles per level)")
+            limits.append(f"recurrence (carried path {max(recurrences)} cycles per level: that many columns "
+                          "interleaved, or one level per that many cycles)")
         rows.append({
             "routine": routine, "stencils": len(prog.stencils), "points": prog.points,
             "ops_per_point": ops, "ops_per_cycle": ops * prog.vectorization,

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from mapping.spatial.errors import StencilFlowError
-from mapping.spatial.expr import OperationLatencies, count_operations, pipeline_latency
+from mapping.spatial.expr import OperationLatencies, carried_latency, count_operations, pipeline_latency
 from mapping.spatial.model import Program
 
 
@@ -105,6 +105,9 @@ class StencilInfo:
     start: int  # W: cycle of the first output token
     reuse_bytes: int
     delay_bytes: int  # capacities of the incoming channels
+    #: a recurrence's loop-carried path (cycles from its own previous level to its result);
+    #: above 1 the stream's neighbouring levels need that many columns interleaved in hardware
+    carried_latency: int = 0
 
     @property
     def onchip_bytes(self) -> int:
@@ -257,7 +260,9 @@ def analyse(
     for n, s in prog.stencils.items():
         reuse = sum(win.reuse_bytes for win in windows[n].values()) + recurrence_bytes(prog, n)
         delay = incoming.get(n, 0)
-        infos[n] = StencilInfo(n, latency[n], count_operations(s.computation), windows[n], start[n], reuse, delay)
+        carried = carried_latency(s.computation, n, target.latencies) if s.recurrence else 0
+        infos[n] = StencilInfo(n, latency[n], count_operations(s.computation), windows[n], start[n], reuse, delay,
+                               carried)
 
     depth = max(start[sink_name(o)] for o in prog.outputs)
     cycles = tokens + depth

@@ -73,12 +73,16 @@ def test_hls_csim_equals_gt4py_bitwise(recorded, routine, tmp_path):
 
 def test_recurrences_of_geopk(recorded):
     """geopk's FORWARD sweeps (``p1d``, ``pe``) and BACKWARD sweep (``gz``) are recurrence nodes;
-    the BACKWARD one buffers its inputs' columns (look-ahead covers the column)."""
+    the BACKWARD one buffers its inputs' columns (look-ahead covers the column); its carried
+    path is the add of the previous level and the interval's select."""
     prog = recorded("geopk").program
     rec = {n: s.recurrence for n, s in prog.stencils.items() if s.recurrence}
     assert sorted(rec.values()) == [-1, -1, 1] and rec["gz"] == 1
     an = analyse(prog)
     assert an.stencils["gz"].windows["pt"].lookahead >= prog.shape[2] - 1
+    # gz = gz[k+1] + cp * pt * (pk[k+1] - pk) inside interval(0, -1): an add and the select
+    lat = an.target.latencies
+    assert an.stencils["gz"].carried_latency == lat.add + lat.select
 
 
 @pytest.mark.parametrize("routine", ROUTINES)
