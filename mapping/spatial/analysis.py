@@ -25,7 +25,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from mapping.spatial.errors import StencilFlowError
-from mapping.spatial.expr import OperationLatencies, carried_latency, count_operations, pipeline_latency
+from mapping.spatial.expr import (
+    OperationLatencies,
+    carried_latency,
+    count_operations,
+    pipeline_latency,
+)
 from mapping.spatial.model import Program
 
 
