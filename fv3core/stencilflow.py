@@ -51,28 +51,28 @@ def _recorder(factory: Any, grid: GridStorages | None, fields: dict[str, Any]) -
 
 
 def _run_steps(rec: LaunchRecorder, steps: Any) -> None:
-    """Record and run a bound sequence: stencil launches and FV3 corner fills."""
-    from fv3core.stencils.d2a2c_vect import FlatPointCopies, _nothing
-    from fv3core.stencils.divergence_damping import _FlatFill
-    from fv3core.stencils.fv_tp_2d import FlatCopy
+    """Record and run a bound sequence: stencil launches and FV3's cube-corner fills (steps
+    with ``point_copies``: batches of signed point copies, each batch reading the one before)."""
+    from fv3core.stencils.d2a2c_vect import _nothing
     from stencils.launch import BoundStencil
 
     for step in steps:
         if isinstance(step, BoundStencil):
             rec.launch(step)
-        elif isinstance(step, FlatCopy) and step.corners is not None:
-            q = step.field
-            di, dj, si, sj = (a.tolist() for a in step.corners.indices(q.shape))
-            rec.gather("corners", [(q, (a, b), q, (c, d), 1.0) for a, b, c, d in zip(di, dj, si, sj)], step)
-        elif isinstance(step, FlatPointCopies):
-            rec.gather("corner_fill", step.rows, step)
-        elif isinstance(step, _FlatFill):  # batch after batch, each reading the one before
-            for k, rows in enumerate(step.rows):
-                rec.gather("fill_corners", rows, step if k == len(step.rows) - 1 else _nothing)
-        elif step is _nothing:
+        elif step is _nothing:  # a corner fill of a rank without cube corners
             continue
+        elif hasattr(step, "point_copies"):
+            batches = step.point_copies
+            if not batches:
+                raise TypeError(f"cannot record step {step!r}: a copy that does not say what it copies")
+            for k, rows in enumerate(batches):  # the step runs once, after the last batch
+                rec.gather("corners", rows, step if k == len(batches) - 1 else _no_op)
         else:
             raise TypeError(f"cannot record step {step!r}: neither a stencil launch nor a corner fill")
+
+
+def _no_op() -> None:
+    """Stands for a batch of a corner fill that runs with its last batch."""
 
 
 def _storages(values: dict[str, np.ndarray]) -> dict[str, Any]:

@@ -258,9 +258,13 @@ class FlatPointCopies:
         rows: list[tuple[Any, tuple[int, int], Any, tuple[int, int], float]] | None = None,
     ) -> None:
         self._parts = parts
-        #: the copies as (dst array, (i, j), src array, (i, j), sign), for tools that translate
-        #: the launch sequence (StencilFlow)
-        self.rows = rows or []
+        self._rows = rows or []
+
+    @property
+    def point_copies(self) -> list[list[tuple[Any, tuple[int, int], Any, tuple[int, int], float]]]:
+        """The copies as one batch of (dst array, (i, j), src array, (i, j), sign), for tools
+        that translate the launch sequence (StencilFlow)."""
+        return [self._rows]
 
     def __call__(self) -> None:
         values = [src[s] if sign > 0 else -src[s] for _, _, src, s, sign in self._parts]

@@ -318,9 +318,13 @@ class _FlatFill:
                  rows: list[list[tuple[Any, tuple[int, int], Any, tuple[int, int], float]]] | None = None,
                  ) -> None:  # fmt: skip
         self._batches = batches
-        #: per batch, in order: the copies as (dst array, (i, j), src array, (i, j), sign), for
-        #: tools that translate the launch sequence (StencilFlow)
-        self.rows = rows or []
+        self._rows = rows or []
+
+    @property
+    def point_copies(self) -> list[list[tuple[Any, tuple[int, int], Any, tuple[int, int], float]]]:
+        """Per batch, in order (each reads what the one before wrote): the copies as (dst array,
+        (i, j), src array, (i, j), sign), for tools that translate the launch sequence."""
+        return self._rows
 
     def __call__(self) -> None:
         for dst_buffer, dst, src_buffer, src, negate in self._batches:

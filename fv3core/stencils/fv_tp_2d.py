@@ -168,6 +168,16 @@ class FlatCopy:
         self._buffer, self._dst, self._src = buffer, dst, src
         self.corners, self.field = corners, field
 
+    @property
+    def point_copies(self) -> list[list[tuple[Any, tuple[int, int], Any, tuple[int, int], float]]]:
+        """The copies as one batch of (dst array, (i, j), src array, (i, j), sign), for tools
+        that translate the launch sequence (StencilFlow); empty without ``corners``."""
+        if self.corners is None:
+            return []
+        q = self.field
+        di, dj, si, sj = (a.tolist() for a in self.corners.indices(q.shape))
+        return [[(q, (a, b), q, (c, d), 1.0) for a, b, c, d in zip(di, dj, si, sj)]]
+
     def __call__(self) -> None:
         self._buffer[self._dst] = self._buffer[self._src]
 
