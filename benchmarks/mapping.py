@@ -21,6 +21,11 @@ from benchmarks.common import (
 )
 
 NAME = "map"
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+FV3_ROUTINES = ("fv_tp_2d", "c_sw", "d_sw", "geopk")
+#: StencilFlow's best single-device result on a Stratix 10 (Rusch/de Fine Licht et al., CGO 2021,
+#: abstract), cited for scale, not measured here
+PAPER_SINGLE_DEVICE_TOPS = 1.31
 HELP = "StencilFlow: analysis/partitioning scaling (10-1000 stencils), simulator throughput, model vs simulation"
 log = logging.getLogger(__name__)
 EXAMPLES = Path(__file__).resolve().parent.parent / "mapping" / "spatial" / "examples"
@@ -32,6 +37,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--devices", type=int, default=4, help="devices for the partitioning step")
     parser.add_argument("--repeats", type=int, default=3, help="timed repeats (median)")
     parser.add_argument("--markdown", type=Path, default=DOCS_BENCH / "mapping.md", help="Markdown table output")
+    parser.add_argument("--fv3", nargs="*", default=None, metavar="ROUTINE",
+                        help=f"also model FV3's routines (fv3:ROUTINE at C12; no names: {' '.join(FV3_ROUTINES)}) and "
+                             "write the generated block of --fv3-page")
+    parser.add_argument("--fv3-only", action="store_true", help="only the FV3 part (with --fv3)")
+    parser.add_argument("--fv3-page", type=Path, default=DOCS / "stencilflow.md",
+                        help="page whose 'fv3-model' block is rewritten (default docs/stencilflow.md)")
 
 
 def _scaling(sizes: list[int], devices: int, repeats: int) -> list[dict]:
@@ -98,7 +109,134 @@ def _simulations(triad_gbs: float) -> list[dict]:
     return rows
 
 
+def _arithmetic_operations(prog) -> int:
+    """Floating-point operations per point of a program: arithmetic and math functions on field
+    values, not the integer index arithmetic, comparisons and selects of region and domain
+    predicates (counted by the model's operators)."""
+    from mapping.spatial.expr import Access, Binary, Call, Unary, children, walk
+
+    def on_values(node) -> bool:
+        return any(isinstance(n, Access) for n in walk(node))
+
+    total = 0
+    for st in prog.stencils.values():
+        for stmt in st.computation.statements:
+            for node in walk(stmt.value):
+                if isinstance(node, (Binary, Call)) or (isinstance(node, Unary) and node.op == "-"):
+                    total += any(on_values(c) for c in children(node))
+    return total
+
+
+def _fv3(routines: list[str], triad_gbs: float) -> list[dict]:
+    """Per FV3 routine at C12 (one rank): the bridged program's performance model (operations,
+    on-chip bytes, link traffic on the fewest default devices that hold it, modelled throughput)
+    next to fv3core's measured numpy-backend time of the same launch sequence."""
+    import fv3core.stencilflow as fv3_programs
+    from mapping.spatial.analysis import Target, analyse
+    from mapping.spatial.errors import CapacityError
+    from mapping.spatial.partition import Device, Network, Partitioner, check_fits
+
+    target, dev = Target(), Device()
+    rows = []
+    for routine in routines:
+        if routine not in fv3_programs.ROUTINES:
+            raise BenchmarkError(f"--fv3 {routine}: not an FV3 program; use one of {sorted(fv3_programs.ROUTINES)}")
+        rec = fv3_programs.build(routine, 12)
+        prog = rec.program
+        an = analyse(prog, target)
+        devices, traffic, link_gbs = None, 0, None
+        for network in (Network(), Network(link_gbs=1e6)):  # the defaults, then links without a limit
+            for n in range(1, 17):
+                try:
+                    if n == 1:
+                        check_fits(an, dev)
+                    else:
+                        part = Partitioner([dev] * n, network, target)(prog, an)
+                        traffic = part.traffic_bytes_per_cycle
+                        link_gbs = max(part.link_bytes_per_cycle) * target.clock_mhz * 1e6 / 1e9
+                except CapacityError:
+                    continue
+                devices = n
+                break
+            if devices is not None:
+                break
+        ops = an.model.operations_per_point
+        recurrences = [i.carried_latency for n_, i in an.stencils.items() if prog.stencils[n_].recurrence]
+        t_cpu = time_call(lambda rec=rec: [f() for f in rec.launches], repeats=3, warmup=1).median_s
+        need_ops = sum(i.operations for i in an.stencils.values())
+        limits = []
+        if need_ops > dev.operators:
+            limits.append(f"operators ({need_ops} > {dev.operators} per device)")
+        if an.model.onchip_bytes > dev.memory_bytes:
+            limits.append("on-chip memory")
+        if link_gbs is not None and link_gbs > Network().link_gbs:
+            limits.append(f"links ({link_gbs:.0f} GB/s on the busiest of {devices} devices' links > {Network().link_gbs:.0f})")
+        if recurrences and max(recurrences) > 1:
+            limits.append(f"recurrence (carried path {max(recurrences)} cycles per level: that many columns "
+                          "interleaved, or one level per that many cycles)")
+        rows.append({
+            "routine": routine, "stencils": len(prog.stencils), "points": prog.points,
+            "ops_per_point": ops, "ops_per_cycle": ops * prog.vectorization,
+            "flops_per_point": _arithmetic_operations(prog),
+            "onchip_bytes": an.model.onchip_bytes, "offchip_bytes_per_point": an.model.offchip_bytes / prog.points,
+            "devices": devices, "link_bytes_per_cycle": traffic,
+            "steady_gops": ops * prog.vectorization * target.clock_mhz * 1e6 / 1e9,
+            "steady_gflops": _arithmetic_operations(prog) * prog.vectorization * target.clock_mhz * 1e6 / 1e9,
+            "model_cycles": an.model.cycles, "model_s": an.model.seconds, "model_gops": an.model.gops,
+            "offchip_gbs": an.model.offchip_bytes / prog.points * prog.vectorization * target.clock_mhz * 1e6 / 1e9,
+            "cpu_numpy_s": t_cpu, "cpu_over_model": t_cpu / an.model.seconds,
+            "recurrences": len(recurrences), "limits": "; ".join(limits) or "none at this size",
+        })
+        log.info("fv3:%s: %d stencils, %d ops/point, %d devices, numpy %.4f s", routine, len(prog.stencils), ops,
+                 devices or -1, t_cpu)
+    return rows
+
+
+def _fv3_block(rows: list[dict], triad_gbs: float, machine: dict) -> str:
+    """The generated 'fv3-model' block of docs/stencilflow.md."""
+    from mapping.spatial.analysis import Target
+    from mapping.spatial.partition import Device
+
+    t, d = Target(), Device()
+    return "\n".join([
+        f"Generated by `stratoflow bench map --fv3` on {machine['cpu']} ({machine['cores']} cores, shared; "
+        f"STREAM triad {triad_gbs:.1f} GB/s in the same run). Model: {t.clock_mhz:.0f} MHz, one point per "
+        f"cycle, devices of {d.memory_bytes // 2**20} MiB on-chip and {d.operators} operators (the project's "
+        f"Stratix 10 GX 2800 defaults). StencilFlow's paper reports {PAPER_SINGLE_DEVICE_TOPS} TOp/s on one "
+        "Stratix 10 (cited, not measured here).",
+        "",
+        markdown_table(["routine", "stencils", "ops/point", "flops/point", "on-chip KiB", "off-chip B/point",
+                        "devices", "link B/cycle", "steady GOp/s", "steady GFlop/s", "model s (C12 rank)", "numpy s",
+                        "numpy/model", "limits"],
+                       [[r["routine"], r["stencils"], r["ops_per_point"], r["flops_per_point"],
+                         r["onchip_bytes"] / 1024, r["offchip_bytes_per_point"], r["devices"] or "> 16",
+                         r["link_bytes_per_cycle"], r["steady_gops"], r["steady_gflops"], r["model_s"],
+                         r["cpu_numpy_s"], r["cpu_over_model"], r["limits"]] for r in rows]),
+        "`ops/point`: the model's operators per point (one point per cycle, so also per cycle), which "
+        "include the comparisons and selects of every region, interval and compute-domain predicate; "
+        "`flops/point`: only the arithmetic on field values (the paper's kind of operation). "
+        "`steady GOp/s`, `steady GFlop/s`: those per point times one point per cycle at the clock, once "
+        "the pipeline is full; `model s`: the modelled time of the rank's C12 domain (points plus pipeline depth, which "
+        "dominates at this size); `numpy s`: fv3core's GT4Py numpy-backend run of the same launch sequence "
+        "(median of 3); `devices`: the fewest default devices the partitioner places the routine on (with "
+        "links of unlimited bandwidth when the default links cannot carry any placement: see `limits`).",
+    ])
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.fv3_only:
+        if args.fv3 is None:
+            raise BenchmarkError("--fv3-only needs --fv3")
+        triad = stream_triad()
+        machine = machine_info()
+        rows = _fv3(list(args.fv3) or list(FV3_ROUTINES), triad.triad_gbs)
+        if args.json:
+            write_json(args.json, {"benchmark": NAME, "machine": machine, "stream_triad_gbs": triad.triad_gbs,
+                                   "fv3": rows})
+        from stencils.atomic import atomic_update_block
+
+        log.info("wrote %s", atomic_update_block(args.fv3_page, "fv3-model", _fv3_block(rows, triad.triad_gbs, machine)))
+        return 0
     if args.devices < 2:
         raise BenchmarkError("--devices must be >= 2 for the partitioning benchmark")
     triad = stream_triad()
@@ -150,4 +288,13 @@ def run(args: argparse.Namespace) -> int:
     ]
     write_markdown(args.markdown, "\n".join(md) + "\n")
     log.info("wrote %s", args.markdown)
+    if args.fv3 is not None:
+        from stencils.atomic import atomic_update_block
+
+        rows = _fv3(list(args.fv3) or list(FV3_ROUTINES), triad.triad_gbs)
+        payload["fv3"] = rows
+        if args.json:
+            write_json(args.json, payload)
+        block = _fv3_block(rows, triad.triad_gbs, payload["machine"])
+        log.info("wrote %s", atomic_update_block(args.fv3_page, "fv3-model", block))
     return 0

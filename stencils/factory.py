@@ -158,6 +158,14 @@ class StencilFactory:
         self._requests.setdefault(key, [definition, dict(externals or {}), skip, 0])[3] += 1
         return stencil
 
+    def record_of(self, stencil: Stencil) -> BuildRecord:
+        """The definition, externals and OIR skips ``stencil`` was built from by this factory."""
+        for key, built in self._built.items():
+            if built is stencil:
+                d, e, s, n = self._requests[key]
+                return BuildRecord(d, e, s, n)
+        raise StencilError(f"stencil {stencil.name!r} was not built by this factory")
+
     def builds(self) -> list[BuildRecord]:
         """Every distinct (definition, externals, OIR skips) built so far, in build order."""
         return [BuildRecord(d, e, s, n) for d, e, s, n in self._requests.values()]

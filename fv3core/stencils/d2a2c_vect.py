@@ -230,7 +230,8 @@ class CornerFills:
             (buffers[bd], np.concatenate(dst).ravel(), buffers[bs], np.concatenate(src).ravel(),
              sign)
             for (bd, bs, sign), (dst, src) in groups.items()
-        ])  # fmt: skip
+        ], [(fields[dst], di, fields[src], si, sign)
+            for dst, di, src, si, sign in self._rows()])  # fmt: skip
 
     def _rows(self) -> list[tuple[str, tuple[int, int], str, tuple[int, int], float]]:
         return [(c.dst, self._index(c.di, c.dj), c.src, self._index(c.si, c.sj), c.sign)
@@ -253,9 +254,17 @@ class FlatPointCopies:
     a bound :class:`CornerFills`."""
 
     def __init__(
-        self, parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]]
+        self, parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]],
+        rows: list[tuple[Any, tuple[int, int], Any, tuple[int, int], float]] | None = None,
     ) -> None:
         self._parts = parts
+        self._rows = rows or []
+
+    @property
+    def point_copies(self) -> list[list[tuple[Any, tuple[int, int], Any, tuple[int, int], float]]]:
+        """The copies as one batch of (dst array, (i, j), src array, (i, j), sign), for tools
+        that translate the launch sequence (StencilFlow)."""
+        return [self._rows]
 
     def __call__(self) -> None:
         values = [src[s] if sign > 0 else -src[s] for _, _, src, s, sign in self._parts]

@@ -294,7 +294,9 @@ class CornerFill:
             di, dj, si, sj = m.index
             batches.append((buffers[db], dflat[di, dj].ravel(), buffers[sb], sflat[si, sj].ravel(),
                             m.negate))  # fmt: skip
-        return _FlatFill(batches)
+        rows = [[(fields[m.dst], (a, b), fields[m.src], (c, d), -1.0 if m.negate else 1.0)
+                 for a, b, c, d in zip(*(x.tolist() for x in m.index))] for m in self.moves]  # fmt: skip
+        return _FlatFill(batches, rows)
 
 
 def _pairs(ng: int) -> list[tuple[int, int]]:
@@ -312,9 +314,17 @@ def _nothing() -> None:
 class _FlatFill:
     """Bound :class:`CornerFill`: ``dst_buffer[dst] = (-)src_buffer[src]`` per batch."""
 
-    def __init__(self, batches: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool]]
+    def __init__(self, batches: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool]],
+                 rows: list[list[tuple[Any, tuple[int, int], Any, tuple[int, int], float]]] | None = None,
                  ) -> None:  # fmt: skip
         self._batches = batches
+        self._rows = rows or []
+
+    @property
+    def point_copies(self) -> list[list[tuple[Any, tuple[int, int], Any, tuple[int, int], float]]]:
+        """Per batch, in order (each reads what the one before wrote): the copies as (dst array,
+        (i, j), src array, (i, j), sign), for tools that translate the launch sequence."""
+        return self._rows
 
     def __call__(self) -> None:
         for dst_buffer, dst, src_buffer, src, negate in self._batches:

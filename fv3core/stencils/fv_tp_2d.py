@@ -123,7 +123,7 @@ class CornerCopy:
 
         self._index: dict[tuple[int, ...], tuple[np.ndarray, ...]] = {}
 
-    def _indices(self, shape: tuple[int, ...]) -> tuple[np.ndarray, ...]:
+    def indices(self, shape: tuple[int, ...]) -> tuple[np.ndarray, ...]:
         """(dst i, dst j, src i, src j) of all vertices at once, in q's own index space (the
         vertex regions never overlap each other's sources, so one gather/scatter does it)."""
         ni, nj = shape[0], shape[1]
@@ -142,7 +142,7 @@ class CornerCopy:
             return
         index = self._index.get(q.shape)
         if index is None:
-            index = self._index[q.shape] = self._indices(q.shape)
+            index = self._index[q.shape] = self.indices(q.shape)
         di, dj, si, sj = index
         q[di, dj] = q[si, sj]
 
@@ -155,15 +155,28 @@ class CornerCopy:
         from stencils.storage import flat_locations
 
         (buffer,), ((_, index),) = flat_locations([("q", q)])
-        di, dj, si, sj = self._indices(q.shape)
-        return FlatCopy(buffer, index[di, dj].ravel(), index[si, sj].ravel())
+        di, dj, si, sj = self.indices(q.shape)
+        return FlatCopy(buffer, index[di, dj].ravel(), index[si, sj].ravel(), corners=self, field=q)
 
 
 class FlatCopy:
-    """``buffer[dst] = buffer[src]`` (a bound :class:`CornerCopy`)."""
+    """``buffer[dst] = buffer[src]`` (a bound :class:`CornerCopy`: ``corners`` applied to
+    ``field``, kept for tools that translate the launch sequence, e.g. StencilFlow)."""
 
-    def __init__(self, buffer: np.ndarray, dst: np.ndarray, src: np.ndarray) -> None:
+    def __init__(self, buffer: np.ndarray, dst: np.ndarray, src: np.ndarray,
+                 corners: CornerCopy | None = None, field: Any = None) -> None:  # fmt: skip
         self._buffer, self._dst, self._src = buffer, dst, src
+        self.corners, self.field = corners, field
+
+    @property
+    def point_copies(self) -> list[list[tuple[Any, tuple[int, int], Any, tuple[int, int], float]]]:
+        """The copies as one batch of (dst array, (i, j), src array, (i, j), sign), for tools
+        that translate the launch sequence (StencilFlow); empty without ``corners``."""
+        if self.corners is None:
+            return []
+        q = self.field
+        di, dj, si, sj = (a.tolist() for a in self.corners.indices(q.shape))
+        return [[(q, (a, b), q, (c, d), 1.0) for a, b, c, d in zip(di, dj, si, sj)]]
 
     def __call__(self) -> None:
         self._buffer[self._dst] = self._buffer[self._src]

@@ -25,7 +25,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from mapping.spatial.errors import StencilFlowError
-from mapping.spatial.expr import OperationLatencies, count_operations, pipeline_latency
+from mapping.spatial.expr import (
+    OperationLatencies,
+    carried_latency,
+    count_operations,
+    pipeline_latency,
+)
 from mapping.spatial.model import Program
 
 
@@ -105,6 +110,9 @@ class StencilInfo:
     start: int  # W: cycle of the first output token
     reuse_bytes: int
     delay_bytes: int  # capacities of the incoming channels
+    #: a recurrence's loop-carried path (cycles from its own previous level to its result);
+    #: above 1 the stream's neighbouring levels need that many columns interleaved in hardware
+    carried_latency: int = 0
 
     @property
     def onchip_bytes(self) -> int:
@@ -180,6 +188,8 @@ def access_window(prog: Program, stencil: str, fname: str) -> Window:
     else:
         lin = [sum(d * s for d, s in zip(o, sd)) for o in offs]
         lo, hi = min(0, min(lin)), max(0, max(lin))
+    if st.recurrence > 0:  # a BACKWARD recurrence starts a column once all of it has arrived
+        hi += (prog.shape[-1] - 1) * sd[-1]
     m = -(-hi // w)
     lo_tok = lo // w
     reuse = m - lo_tok + 1
@@ -200,11 +210,14 @@ def window_points(prog: Program, stencil: str, fname: str) -> list[int]:
     sd = strides(prog.shape)
     offs = st.accesses[fname]
     if st.boundary[fname].kind != "copy":
-        return sorted({sum(d * s for d, s in zip(o, sd)) for o in offs})
-    out: set[int] = set()
-    for o in offs:
-        boxes = [range(min(0, d), max(0, d) + 1) for d in o]
-        out.update(sum(d * s for d, s in zip(delta, sd)) for delta in itertools.product(*boxes))
+        out = {sum(d * s for d, s in zip(o, sd)) for o in offs}
+    else:
+        out = set()
+        for o in offs:
+            boxes = [range(min(0, d), max(0, d) + 1) for d in o]
+            out.update(sum(d * s for d, s in zip(delta, sd)) for delta in itertools.product(*boxes))
+    if st.recurrence > 0:  # a BACKWARD recurrence reads the whole column from its first level
+        out = {x + kk * sd[-1] for x in out for kk in range(prog.shape[-1])}
     return sorted(out)
 
 
@@ -250,9 +263,11 @@ def analyse(
         incoming[c.dst] = incoming.get(c.dst, 0) + c.capacity * c.token_bytes
     infos: dict[str, StencilInfo] = {}
     for n, s in prog.stencils.items():
-        reuse = sum(win.reuse_bytes for win in windows[n].values())
+        reuse = sum(win.reuse_bytes for win in windows[n].values()) + recurrence_bytes(prog, n)
         delay = incoming.get(n, 0)
-        infos[n] = StencilInfo(n, latency[n], count_operations(s.computation), windows[n], start[n], reuse, delay)
+        carried = carried_latency(s.computation, n, target.latencies) if s.recurrence else 0
+        infos[n] = StencilInfo(n, latency[n], count_operations(s.computation), windows[n], start[n], reuse, delay,
+                               carried)
 
     depth = max(start[sink_name(o)] for o in prog.outputs)
     cycles = tokens + depth
@@ -295,6 +310,16 @@ def channel_capacity(
     return best + 1
 
 
+def recurrence_bytes(prog: Program, stencil: str) -> int:
+    """On-chip bytes a recurrence keeps of its own output: the last ``d`` levels it reads back
+    (FORWARD), or the whole column it computes backwards before streaming it out (BACKWARD)."""
+    st = prog.stencils[stencil]
+    if not st.recurrence:
+        return 0
+    levels = prog.shape[-1] if st.recurrence > 0 else max(-o[-1] for o in st.accesses[stencil])
+    return levels * st.dtype.bytes
+
+
 def accumulate_halos(prog: Program) -> dict[str, dict[str, tuple[tuple[int, int], ...]]]:
     """For each output: input -> per-dimension (min, max) offset accumulated along all paths.
 
@@ -306,6 +331,8 @@ def accumulate_halos(prog: Program) -> dict[str, dict[str, tuple[tuple[int, int]
     for n, s in prog.stencils.items():
         acc: dict[str, list[list[int]]] = {}
         for f, offs in s.accesses.items():
+            if f == n:  # a recurrence's own levels: no halo of any input
+                continue
             own = [(min(o[c] for o in offs), max(o[c] for o in offs)) for c in range(ndim)]
             for src, e in ext[f].items():
                 cur = acc.setdefault(src, [[math.inf, -math.inf] for _ in range(ndim)])

@@ -471,6 +471,24 @@ def pipeline_latency(comp: Computation, lat: OperationLatencies) -> int:
     return local_depth[comp.statements[-1].target] + 2 * lat.io
 
 
+def carried_latency(comp: Computation, own: str, lat: OperationLatencies) -> int:
+    """Cycles from a recurrence's read of its own output (``own``) to its result: the
+    loop-carried path, which must fit in the distance between levels for one point per cycle."""
+    local_depth: dict[str, int | None] = {}
+
+    def depth(node: Expr) -> int | None:
+        if isinstance(node, Local):
+            return local_depth[node.name]
+        if isinstance(node, Access):
+            return 0 if node.field == own else None
+        below = [d for d in (depth(c) for c in children(node)) if d is not None]
+        return _op_latency(node, lat) + max(below) if below else None
+
+    for st in comp.statements:
+        local_depth[st.target] = depth(st.value)
+    return local_depth[comp.statements[-1].target] or 0
+
+
 # ----------------------------------------------------------------------------- C++
 
 

@@ -87,6 +87,12 @@ class HLSEmitter:
     def __init__(self, analysis: Analysis, capacities: Mapping[str, int] | None = None) -> None:
         self.analysis = analysis
         prog = analysis.program
+        for st in prog.stencils.values():
+            if st.recurrence and prog.vectorization != 1:
+                raise StencilFlowError(
+                    f"HLS: stencil '{st.name}' is a vertical recurrence (reads itself at k"
+                    f"{'-' if st.recurrence < 0 else '+'}d); it streams one point per cycle: use vectorization 1"
+                )
         self.depth = {c.name: int((capacities or {}).get(c.name, c.capacity)) for c in analysis.channels}
         fields = [*prog.inputs, *prog.stencils]
         self.ident = dict(zip(fields, c_identifiers(fields)))
@@ -165,6 +171,13 @@ class HLSEmitter:
             decl, step = self._reuse_buffer(f, info.windows[f])
             lines += decl
             steps += step
+        if st.recurrence < 0:
+            depth = max(-o[-1] for o in st.accesses[name])
+            lines += [f"  {ctype} hist[{depth}] = {{}};  // own outputs of the last {depth} levels",
+                      "#pragma HLS ARRAY_PARTITION variable=hist complete"]
+        elif st.recurrence > 0:
+            lines += [f"  {ctype} col[{prog.shape[-1]}] = {{}};  // the column's outputs, computed at its first level",
+                      "#pragma HLS ARRAY_PARTITION variable=col complete"]
         lines.append(f"  for (long t = -{S}L; t < {T}L; ++t) {{")
         lines.append("#pragma HLS PIPELINE II=1")
         lines += steps
@@ -181,14 +194,52 @@ class HLSEmitter:
         coords = [f"c{d}" for d in range(len(prog.shape))]
         for c, s_, n in zip(coords, sd, prog.shape):
             lines.append(f"{ind}const long {c} = (p / {s_}L) % {n}L;")
-        lines.append(f"{ind}bool valid = true;")
-        lines.append(ind + " ".join(f"(void){v};" for v in [*coords, "valid"]))
+        if st.recurrence < 0:  # FORWARD: the last D outputs (levels k-1 .. k-D of this column)
+            depth = max(-o[-1] for o in st.accesses[name])
+            lines += self._point(name, coords, 0, ind, "res")
+            lines.append(f"{ind}for (int r = {depth - 1}; r > 0; --r) hist[r] = hist[r - 1];")
+            lines.append(f"{ind}hist[0] = res;")
+        elif st.recurrence > 0:  # BACKWARD: the whole column at its first level, top down
+            nk = prog.shape[-1]
+            lines.append(f"{ind}if ({coords[-1]} == 0) {{")
+            for kk in range(nk - 1, -1, -1):
+                lines.append(f"{ind}  {{  // level {kk}")
+                lines += self._point(name, [*coords[:-1], f"{kk}L"], kk, ind + "    ", f"col[{kk}]")
+                lines.append(f"{ind}  }}")
+            lines.append(f"{ind}}}")
+            lines.append(f"{ind}const {ctype} res = col[{coords[-1]}];")
+        else:
+            lines += self._point(name, coords, 0, ind, "res")
+        if w > 1:
+            lines += [f"{ind}out_tok.v[l] = res;", "    }"]
+            lines += [f"    out_{k}.write(out_tok);" for k in range(len(outs))]
+        else:
+            lines += [f"    out_{k}.write(res);" for k in range(len(outs))]
+        lines += ["  }", "}", ""]
+        return "\n".join(lines)
+
+    def _point(self, name: str, coords: list[str], shift: int, ind: str, target: str) -> list[str]:
+        """C++ lines computing stencil ``name`` at the point ``shift`` points after ``p`` (at
+        ``coords``) into ``target`` (declared as ``res`` when it is ``res``)."""
+        an, prog = self.analysis, self.analysis.program
+        st, info = prog.stencils[name], an.stencils[name]
+        ctype = st.dtype.cpp
+        lines = [f"{ind}bool valid = true;", ind + " ".join(f"(void){v};" for v in [*coords, "valid"])]
         names: dict[Access, str] = {}
         accesses = sorted({Access(f, o) for f, offs in st.accesses.items() for o in offs},
                           key=lambda a: (a.field, a.offset))
         for k, acc in enumerate(accesses):
             names[acc] = f"v{k}"
-            lines += [ind + x for x in self._access(acc, f"v{k}", info.windows[acc.field], st.boundary[acc.field], coords)]
+            bc = st.boundary[acc.field]
+            if acc.field == name:  # a recurrence's own level k -+ d
+                d = acc.offset[-1]
+                own = f"hist[{-d - 1}]" if d < 0 else f"col[{shift + d}]"
+                inside = f"({coords[-1]} + {d}) >= 0" if d < 0 else f"{shift + d} < {prog.shape[-1]}"
+                if d > 0 and shift + d >= prog.shape[-1]:
+                    own = f"({ctype})0"
+                lines.append(f"{ind}const {ctype} v{k} = ({inside}) ? {own} : ({ctype})({cpp_number(bc.value)});")
+                continue
+            lines += [ind + x for x in self._access(acc, f"v{k}", info.windows[acc.field], bc, coords, shift)]
 
         def index_name(it: str) -> str:
             return coords[prog.iterators.index(it)]
@@ -197,14 +248,9 @@ class HLSEmitter:
             code = to_cpp(stmt.value, names.__getitem__, ctype, index_name)
             lines.append(f"{ind}const {ctype} l_{stmt.target} = ({ctype})({code});")
         res = to_cpp(st.computation.result, names.__getitem__, ctype, index_name)
-        lines.append(f"{ind}const {ctype} res = valid ? ({ctype})({res}) : ({ctype})0;")
-        if w > 1:
-            lines += [f"{ind}out_tok.v[l] = res;", "    }"]
-            lines += [f"    out_{k}.write(out_tok);" for k in range(len(outs))]
-        else:
-            lines += [f"    out_{k}.write(res);" for k in range(len(outs))]
-        lines += ["  }", "}", ""]
-        return "\n".join(lines)
+        decl = f"const {ctype} " if target == "res" else ""
+        lines.append(f"{ind}{decl}{target} = valid ? ({ctype})({res}) : ({ctype})0;")
+        return lines
 
     def _tap(self, fid: str, win: Window, flat: int) -> str:
         """The value at flat register offset ``flat`` from lane 0's centre, for lane ``l``."""
@@ -220,8 +266,10 @@ class HLSEmitter:
             return f"r_{fid}_{q}.v[l]"
         return f"((l < {w - r}) ? r_{fid}_{q}.v[l + {r}] : r_{fid}_{q + 1}.v[l - {w - r}])"
 
-    def _access(self, acc: Access, var: str, win: Window, bc: BoundaryCondition, coords: list[str]) -> list[str]:
-        """C++ lines reading one access (point p + offset) from the tap registers, with its boundary."""
+    def _access(self, acc: Access, var: str, win: Window, bc: BoundaryCondition, coords: list[str],
+                shift: int = 0) -> list[str]:
+        """C++ lines reading one access (point p + shift + offset, at ``coords``) from the tap
+        registers, with its boundary."""
         prog = self.analysis.program
         sd = strides(prog.shape)
         ft = prog.dtype_of(acc.field).cpp
@@ -231,18 +279,18 @@ class HLSEmitter:
                              for c, d in moved) or "true"
         if bc.kind == "copy":
             if not moved:
-                return [f"const {ft} {var} = {self._tap(fid, win, 0)};"]
+                return [f"const {ft} {var} = {self._tap(fid, win, shift)};"]
             lines = [f"const long e{var}_{c} = std::min<long>(std::max<long>({coords[c]} + {d}, 0L), "
                      f"{prog.shape[c] - 1}L) - {coords[c]};" for c, d in moved]
             # every clamped position, the unclamped offset first; the last one needs no test
             boxes = [sorted(range(min(0, d), max(0, d) + 1), key=lambda x, d=d: x != d) for _, d in moved]
             combos = list(itertools.product(*boxes))
-            expr = self._tap(fid, win, sum(x * sd[c] for x, (c, _) in zip(combos[-1], moved)))
+            expr = self._tap(fid, win, shift + sum(x * sd[c] for x, (c, _) in zip(combos[-1], moved)))
             for combo in reversed(combos[:-1]):
                 test = " && ".join(f"e{var}_{c} == {x}" for x, (c, _) in zip(combo, moved))
-                expr = f"({test}) ? {self._tap(fid, win, sum(x * sd[c] for x, (c, _) in zip(combo, moved)))} : {expr}"
+                expr = f"({test}) ? {self._tap(fid, win, shift + sum(x * sd[c] for x, (c, _) in zip(combo, moved)))} : {expr}"
             return [*lines, f"const {ft} {var} = {expr};"]
-        tap = self._tap(fid, win, sum(d * sd[c] for c, d in moved))
+        tap = self._tap(fid, win, shift + sum(d * sd[c] for c, d in moved))
         if bc.kind == "shrink":
             return [f"const bool ok_{var} = {inside};", f"valid = valid && ok_{var};",
                     f"const {ft} {var} = ok_{var} ? {tap} : ({ft})0;"]

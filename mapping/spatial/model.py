@@ -92,7 +92,15 @@ class Stencil:
 
     @property
     def inputs(self) -> tuple[str, ...]:
-        return tuple(sorted(self.accesses))
+        """The fields streamed in (its own output, read by a recurrence, is not one)."""
+        return tuple(sorted(f for f in self.accesses if f != self.name))
+
+    @property
+    def recurrence(self) -> int:
+        """0, or -1 (+1) for a vertical recurrence reading its own output at k-d (k+d): a
+        FORWARD (BACKWARD) sweep carried in the stream, see :func:`recurrence_of`."""
+        offs = self.accesses.get(self.name)
+        return 0 if not offs else (-1 if next(iter(offs))[-1] < 0 else 1)
 
 
 @dataclass(frozen=True)
@@ -273,7 +281,7 @@ def program_from_dict(data: Mapping[str, Any], name: str, base: Path) -> Program
         comp = parse_computation(sname, src, iterators, field_dims, constants)
         acc = comp.accesses()
         if sname in acc:
-            raise StencilFlowError(f"{where}: reads its own output '{sname}' (a cycle); stencils must form a DAG")
+            recurrence_of(sname, acc[sname], iterators)
         raw_bc = spec.get("boundary_conditions", spec.get("boundary_condition", {}))
         if not isinstance(raw_bc, Mapping) or not all(isinstance(b, Mapping) for b in raw_bc.values()):
             raise StencilFlowError(f"{where}: boundary_conditions must map field -> {{\"type\": ..., \"value\": ...}}")
@@ -318,6 +326,19 @@ def program_from_dict(data: Mapping[str, Any], name: str, base: Path) -> Program
     _check_vectorization(prog)
     _warn_unused(prog)
     return prog
+
+
+def recurrence_of(name: str, offsets: frozenset[tuple[int, ...]], iterators: tuple[str, ...]) -> int:
+    """Direction of a stencil that reads its own output: -1 when every such read is at k-d
+    (d > 0, a FORWARD recurrence), +1 when every one is at k+d (BACKWARD); anything else is a
+    cycle and raises."""
+    signs = {o[-1] > 0 for o in offsets if o[-1] != 0}
+    if iterators[-1:] != ("k",) or any(any(o[:-1]) or o[-1] == 0 for o in offsets) or len(signs) != 1:
+        raise StencilFlowError(
+            f"stencil '{name}': reads its own output at {sorted(offsets)}; a stencil may read itself only "
+            f"along k, all at k-d (a FORWARD recurrence) or all at k+d (BACKWARD); otherwise it is a cycle"
+        )
+    return 1 if signs.pop() else -1
 
 
 def _dtype(spec: Mapping[str, Any], where: str) -> DataType:

@@ -15,6 +15,7 @@ from mapping.spatial.generator import KINDS, synthetic
 from mapping.spatial.hls import CSimulation, HLSEmitter
 from mapping.spatial.model import Program, load_program
 from mapping.spatial.partition import Device, Network, Partitioner, check_fits, size_text
+from mapping.spatial.recorded import families, load_recorded
 from mapping.spatial.reference import ReferenceExecutor
 from mapping.spatial.report import MappingResult
 from mapping.spatial.simulator import StreamingSimulator
@@ -39,10 +40,14 @@ class MapOptions:
 
 
 def load_any(spec: str) -> Program:
-    """A JSON path, ``synthetic:KIND:N[:SIZE]`` (KIND in chain/fork/diamond, cube of SIZE), or
-    ``library:NAME[:SIZE]`` (a stencil of ``stencils.library`` bridged from GTScript)."""
+    """A JSON path, ``synthetic:KIND:N[:SIZE]`` (KIND in chain/fork/diamond, cube of SIZE),
+    ``library:NAME[:SIZE]`` (a stencil of ``stencils.library`` bridged from GTScript), or
+    ``FAMILY:NAME[:N]`` of a registered family (:mod:`mapping.spatial.recorded`, e.g. fv3)."""
     if spec.startswith("library:"):
         return _library_program(spec)
+    family = spec.split(":", 1)[0]
+    if ":" in spec and family in families():
+        return load_recorded(spec, MAX_GENERATED_SIZE).program
     if spec.startswith("synthetic:"):
         parts = spec.split(":")
         if len(parts) not in (3, 4) or parts[1] not in KINDS:

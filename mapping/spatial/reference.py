@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from mapping.spatial.expr import Access, evaluate
-from mapping.spatial.model import Program
+from mapping.spatial.model import Program, Stencil
 
 
 def broadcast_input(prog: Program, name: str, array: np.ndarray) -> np.ndarray:
@@ -30,32 +30,48 @@ class ReferenceExecutor:
         raw = prog.load_inputs() if inputs is None else inputs
         fields = {n: broadcast_input(prog, n, np.asarray(raw[n], dtype=prog.inputs[n].dtype.numpy)) for n in prog.inputs}
         for st in prog.stencils.values():
-            padded: dict[str, tuple[np.ndarray, tuple[int, ...]]] = {}
-            valid = np.ones(prog.shape, dtype=bool)
-            for fname, offs in st.accesses.items():
-                halo = tuple(max(abs(o[c]) for o in offs) for c in range(len(prog.shape)))
-                bc = st.boundary[fname]
-                pad = [(h, h) for h in halo]
-                if bc.kind == "copy":
-                    arr = np.pad(fields[fname], pad, mode="edge")
-                else:
-                    value = bc.value if bc.kind == "constant" else 0
-                    arr = np.pad(fields[fname], pad, mode="constant", constant_values=value)
-                padded[fname] = (arr, halo)
-                if bc.kind == "shrink":
-                    for o in offs:
-                        valid &= self._inside(o)
-
-            def read(acc: Access, padded=padded) -> np.ndarray:
-                arr, halo = padded[acc.field]
-                sl = tuple(slice(h + d, h + d + n) for h, d, n in zip(halo, acc.offset, prog.shape))
-                return arr[sl]
-
-            out = evaluate(st.computation, read, st.dtype.numpy, self._index)
-            out = np.array(np.broadcast_to(out, prog.shape), dtype=st.dtype.numpy)
-            out[~valid] = 0
-            fields[st.name] = out
+            if st.recurrence:
+                fields[st.name] = self._recurrence(st, fields)
+                continue
+            fields[st.name] = self._stencil(st, fields)
         return {n: fields[n] for n in prog.stencils}
+
+    def _recurrence(self, st: Stencil, fields: dict[str, np.ndarray]) -> np.ndarray:
+        """A recurrence level by level in its direction, each level reading the ones before."""
+        prog = self.program
+        out = np.zeros(prog.shape, dtype=st.dtype.numpy)
+        levels = range(prog.shape[-1]) if st.recurrence < 0 else range(prog.shape[-1] - 1, -1, -1)
+        for kk in levels:
+            out[..., kk] = self._stencil(st, {**fields, st.name: out})[..., kk]
+        return out
+
+    def _stencil(self, st: Stencil, fields: dict[str, np.ndarray]) -> np.ndarray:
+        prog = self.program
+        padded: dict[str, tuple[np.ndarray, tuple[int, ...]]] = {}
+        valid = np.ones(prog.shape, dtype=bool)
+        for fname, offs in st.accesses.items():
+            halo = tuple(max(abs(o[c]) for o in offs) for c in range(len(prog.shape)))
+            bc = st.boundary[fname]
+            pad = [(h, h) for h in halo]
+            if bc.kind == "copy":
+                arr = np.pad(fields[fname], pad, mode="edge")
+            else:
+                value = bc.value if bc.kind == "constant" else 0
+                arr = np.pad(fields[fname], pad, mode="constant", constant_values=value)
+            padded[fname] = (arr, halo)
+            if bc.kind == "shrink":
+                for o in offs:
+                    valid &= self._inside(o)
+
+        def read(acc: Access, padded=padded) -> np.ndarray:
+            arr, halo = padded[acc.field]
+            sl = tuple(slice(h + d, h + d + n) for h, d, n in zip(halo, acc.offset, prog.shape))
+            return arr[sl]
+
+        out = evaluate(st.computation, read, st.dtype.numpy, self._index)
+        out = np.array(np.broadcast_to(out, prog.shape), dtype=st.dtype.numpy)
+        out[~valid] = 0
+        return out
 
     def _index(self, name: str) -> np.ndarray:
         """Coordinates of iterator ``name`` over the domain (broadcastable)."""

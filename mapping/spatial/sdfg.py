@@ -66,6 +66,9 @@ class SDFGBuilder:
 
         self.program = prog
         self._dace = dace
+        for st in prog.stencils.values():
+            if st.recurrence:
+                raise StencilFlowError(f"SDFG: stencil '{st.name}' is a vertical recurrence; it has no SDFG form yet")
         types = {"float32": dace.float32, "float64": dace.float64, "int8": dace.int8,
                  "int16": dace.int16, "int32": dace.int32, "int64": dace.int64}
         sdfg = dace.SDFG(f"stencilflow_{''.join(c if c.isalnum() else '_' for c in prog.name)}")

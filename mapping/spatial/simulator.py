@@ -311,10 +311,26 @@ class StreamingSimulator:
         if n.kind != "stencil" or not writes:
             return
         st = prog.stencils[n.name]
+        pts = np.arange(t0 * w, t1 * w, dtype=np.int64)
+        nk = prog.shape[-1]
+        if st.recurrence < 0:  # FORWARD: level after level, each reading the ones computed before
+            kk = pts % nk
+            for level in np.unique(kk):
+                self._evaluate(n, pts[kk == level])
+        elif st.recurrence > 0:  # BACKWARD: the batch's whole columns (all arrived), top down
+            cols = np.unique(pts // nk) * nk
+            for level in range(nk - 1, -1, -1):
+                self._evaluate(n, cols + level)
+        else:
+            self._evaluate(n, pts)
+
+    def _evaluate(self, n: _Node, pts: np.ndarray) -> None:
+        """Values of stencil ``n`` at the points ``pts`` (ascending) from the tokens it has read."""
+        prog = self.analysis.program
+        w = prog.vectorization
+        st = prog.stencils[n.name]
         info = self.analysis.stencils[n.name]
-        p0, p1 = t0 * w, t1 * w
-        npts = prog.points
-        pts = np.arange(p0, p1, dtype=np.int64)
+        npts, nk = prog.points, prog.shape[-1]
         sd = [int(np.prod(prog.shape[c + 1:])) for c in range(len(prog.shape))]
         coords: dict[int, np.ndarray] = {}
 
@@ -323,12 +339,17 @@ class StreamingSimulator:
                 coords[c] = (pts // sd[c]) % prog.shape[c]
             return coords[c]
 
-        valid = np.ones(p1 - p0, dtype=bool)
+        valid = np.ones(len(pts), dtype=bool)
         in_by_src = {e.info.src: e for e in n.ins}
 
         def read(acc: Access) -> np.ndarray:
             nonlocal valid
             bc = st.boundary[acc.field]
+            if acc.field == n.name:  # a recurrence reads its own levels computed before
+                x = coord(len(prog.shape) - 1) + acc.offset[-1]
+                inside = (x >= 0) & (x < nk)
+                vals = self._values[n.name][np.clip(pts + acc.offset[-1], 0, npts - 1)]
+                return np.where(inside, vals, np.asarray(bc.value if bc.kind == "constant" else 0, dtype=vals.dtype))
             win = info.windows[acc.field]
             e = in_by_src[acc.field]
             moved = [(c, d) for c, d in enumerate(acc.offset) if d]
@@ -342,13 +363,13 @@ class StreamingSimulator:
                 inside = None
             else:
                 lin = sum(d * sd[c] for c, d in moved)
-                inside = np.ones(p1 - p0, dtype=bool)
+                inside = np.ones(len(pts), dtype=bool)
                 for c, d in moved:
                     x = coord(c) + d
                     inside &= (x >= 0) & (x < prog.shape[c])
                 idx = np.clip(pts + lin, 0, npts - 1)
                 lo = hi = lin
-                last = min(p1 - 1 + lin, npts - 1)
+                last = min(int(pts[-1]) + lin, npts - 1)
             # the access must lie in the shift register and among the tokens already read
             if (lo // w < win.lo // w or -(-hi // w) > win.lookahead or last // w >= e.read) and (
                 inside is None or inside.any()
@@ -365,6 +386,6 @@ class StreamingSimulator:
             return vals
 
         out = evaluate(st.computation, read, st.dtype.numpy, lambda it: coord(prog.iterators.index(it)))
-        out = np.array(np.broadcast_to(out, (p1 - p0,)), dtype=st.dtype.numpy)
+        out = np.array(np.broadcast_to(out, (len(pts),)), dtype=st.dtype.numpy)
         out[~valid] = 0
-        self._values[n.name][p0:p1] = out
+        self._values[n.name][pts] = out

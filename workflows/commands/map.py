@@ -24,12 +24,14 @@ def register(sub: argparse._SubParsersAction) -> None:
             "delay buffers, performance model, halo depths), place it on one or more devices, "
             "optionally simulate it cycle-exactly against the NumPy reference and emit Vitis-style "
             "HLS C++. PROGRAM is a JSON file, synthetic:KIND:N[:SIZE] (KIND chain/fork/diamond) or "
-            "library:NAME[:SIZE] (a GTScript stencil of stencils.library, e.g. library:hdiff). "
+            "library:NAME[:SIZE] (a GTScript stencil of stencils.library, e.g. library:hdiff) or "
+            "fv3:ROUTINE[:N] (an FV3 routine's real fv3core launch sequence on one rank of C N, "
+            "e.g. fv3:fv_tp_2d:12; its inputs are the recorded ones). "
             "Example: stratoflow map mapping/spatial/examples/hdiff.json --devices 2 --simulate "
             "--report hdiff.json"
         ),
     )
-    p.add_argument("program", metavar="PROGRAM", help="StencilFlow JSON file, synthetic:KIND:N[:SIZE] or library:NAME[:SIZE]")
+    p.add_argument("program", metavar="PROGRAM", help="StencilFlow JSON file, synthetic:KIND:N[:SIZE], library:NAME[:SIZE] or fv3:ROUTINE[:N]")
     p.add_argument("--devices", type=whole_number(1, MAX_DEVICES), default=1,
                    help=f"number of devices in the chain, 1 to {MAX_DEVICES} (default 1)")
     p.add_argument("--vector-width", type=whole_number(1), default=None,
@@ -82,6 +84,8 @@ def run(args: argparse.Namespace) -> int:
         csim=args.csim,
         sdfg=args.sdfg,
     )
+    if args.program.startswith("fv3:"):
+        import fv3core.stencilflow  # noqa: F401  (registers the fv3: programs)
     prog = load_any(args.program)
     if args.vector_width is not None:
         try:
