@@ -135,15 +135,13 @@ def cgrid_mass_flux(
     flux: FloatField,
     pt: FloatField,
     pt_flux: FloatField,
-    w: FloatField,
-    w_flux: FloatField,
     dt2: float,
 ):
     """c_sw: the contravariant C-grid wind ``ct`` (``ut``/``vt``) times ``dt2``, the face length
     and the upwind cell's ``sin_sg`` (in place), and the upwind ``delp`` flux through the face
     (``fx1``/``fy1``) along ``DI``/``DJ``; without ``SW_DYNAMICS`` also the upwind ``pt`` times
-    that flux (``fx``/``fy``), and ``NONHYDROSTATIC`` the upwind ``w`` times it (``fx2``/``fy2``)."""
-    from __externals__ import DI, DJ, NONHYDROSTATIC, SW_DYNAMICS
+    that flux (``fx``/``fy``)."""
+    from __externals__ import DI, DJ, SW_DYNAMICS
 
     with computation(PARALLEL), interval(...):
         far = dt2 * ct * face_length * sin_far[-DI, -DJ]
@@ -152,8 +150,6 @@ def cgrid_mass_flux(
         flux = ct * (delp[-DI, -DJ, 0] if ct > 0.0 else delp)
         if __INLINED(not SW_DYNAMICS):
             pt_flux = flux * (pt[-DI, -DJ, 0] if ct > 0.0 else pt)
-        if __INLINED(NONHYDROSTATIC):
-            w_flux = flux * (w[-DI, -DJ, 0] if ct > 0.0 else w)
 
 
 def cgrid_delp(
@@ -166,15 +162,10 @@ def cgrid_delp(
     ptc: FloatField,
     pt_fx: FloatField,
     pt_fy: FloatField,
-    w: FloatField,
-    wc: FloatField,
-    w_fx: FloatField,
-    w_fy: FloatField,
 ):
     """c_sw: ``delp`` at the half step from the upwind fluxes; ``SW_DYNAMICS``: ``ptc = pt``,
-    else ``pt`` at the half step from its upwind fluxes ``pt_fx``, ``pt_fy``; ``NONHYDROSTATIC``:
-    ``wc``, ``w`` at the half step, likewise."""
-    from __externals__ import NONHYDROSTATIC, SW_DYNAMICS
+    else ``pt`` at the half step from its upwind fluxes ``pt_fx``, ``pt_fy``."""
+    from __externals__ import SW_DYNAMICS
 
     with computation(PARALLEL), interval(...):
         delpc = delp + (fx - fx[1, 0, 0] + fy - fy[0, 1, 0]) * rarea
@@ -182,8 +173,22 @@ def cgrid_delp(
             ptc = pt
         else:
             ptc = (pt * delp + (pt_fx - pt_fx[1, 0, 0] + pt_fy - pt_fy[0, 1, 0]) * rarea) / delpc
-        if __INLINED(NONHYDROSTATIC):
-            wc = (w * delp + (w_fx - w_fx[1, 0, 0] + w_fy - w_fy[0, 1, 0]) * rarea) / delpc
+
+
+def cgrid_w_flux(ct: FloatField, flux: FloatField, w: FloatField, w_flux: FloatField):
+    """c_sw, non-hydrostatic: the upwind ``w`` times the ``delp`` flux ``flux`` through the face
+    along ``DI``/``DJ`` (FV3's ``fx2``/``fy2``; ``ct`` already scaled, its sign the wind's)."""
+    from __externals__ import DI, DJ
+
+    with computation(PARALLEL), interval(...):
+        w_flux = flux * (w[-DI, -DJ, 0] if ct > 0.0 else w)
+
+
+def cgrid_wc(w: FloatField, delp: FloatField, delpc: FloatField, w_fx: FloatField, w_fy: FloatField,
+             rarea: FloatFieldIJ, wc: FloatField):  # fmt: skip
+    """c_sw, non-hydrostatic: ``w`` at the half step, ``wc``, from its upwind fluxes."""
+    with computation(PARALLEL), interval(...):
+        wc = (w * delp + (w_fx - w_fx[1, 0, 0] + w_fy - w_fy[0, 1, 0]) * rarea) / delpc
 
 
 def cgrid_kinetic_energy(
@@ -320,10 +325,13 @@ class CGridShallowWaterDynamics:
         #: FV3's local ``fx``, ``fy``: the upwind ``pt`` fluxes (3-D core only)
         self.pt_flux = {d: zeros(indexing.domain_of(face_dims(d)), backend) for d in DIRECTIONS}
         self.sw_dynamics, self.hydrostatic = bool(sw_dynamics), bool(hydrostatic)
-        sw = {"SW_DYNAMICS": self.sw_dynamics, "NONHYDROSTATIC": not self.hydrostatic}
-        #: FV3's local ``fx2``, ``fy2``: the upwind ``w`` fluxes (non-hydrostatic only)
-        self.w_flux = ({d: zeros(indexing.domain_of(face_dims(d)), backend) for d in DIRECTIONS}
-                       if not self.hydrostatic else self.pt_flux)  # fmt: skip
+        sw = {"SW_DYNAMICS": self.sw_dynamics}
+        if not self.hydrostatic:
+            #: FV3's local ``fx2``, ``fy2``: the upwind ``w`` fluxes (non-hydrostatic only)
+            self.w_flux = {d: zeros(indexing.domain_of(face_dims(d)), backend) for d in DIRECTIONS}
+            self._w_flux = {d: factory.from_dims(cgrid_w_flux, face_dims(d), 1, externals=d.offsets(),
+                                                 name=f"c_sw_w_flux_{d.name}") for d in DIRECTIONS}  # fmt: skip
+            self._wc = factory.from_dims(cgrid_wc, CELL_DIMS, 1, name="c_sw_wc")
         self.ke = zeros(indexing.domain_of(CELL_DIMS), backend)
         self.vort = zeros(indexing.domain_of(CORNER_DIMS), backend)
         r = regions(CORNER_DIMS, 0)
@@ -401,7 +409,6 @@ class CGridShallowWaterDynamics:
             need = "no w, wc" if self.hydrostatic else "w and wc"
             raise FV3ConfigError(f"c_sw (hydrostatic={self.hydrostatic}) takes {need}")
         fills = {"delp": delp, "pt": pt} if self.hydrostatic else {"delp": delp, "pt": pt, "w": w}
-        w, wc = (pt, ptc) if w is None else (w, wc)  # unread where the externals prune them
         if self.nord > 0 and divg_d is None:
             raise FV3ConfigError(f"c_sw: nord={self.nord} writes divg_d; pass its storage")
         g, dt2 = self.grid, self.dt2
@@ -425,12 +432,18 @@ class CGridShallowWaterDynamics:
             launches.append(self._mass_flux[d].bind(
                 ct=ct_wind[d], face_length=face_length[d], sin_near=sin_near[d],
                 sin_far=sin_far[d], delp=delp, flux=self.delp_flux[d], pt=pt,
-                pt_flux=self.pt_flux[d], w=w, w_flux=self.w_flux[d], dt2=dt2,
+                pt_flux=self.pt_flux[d], dt2=dt2,
             ))  # fmt: skip
+            if not self.hydrostatic:
+                launches.append(self._w_flux[d].bind(ct=ct_wind[d], flux=self.delp_flux[d], w=w,
+                                                     w_flux=self.w_flux[d]))  # fmt: skip
         launches.append(self._delpc.bind(delp=delp, pt=pt, fx=self.delp_flux[X],
                                          fy=self.delp_flux[Y], rarea=g.rarea, delpc=delpc,
-                                         ptc=ptc, pt_fx=self.pt_flux[X], pt_fy=self.pt_flux[Y],
-                                         w=w, wc=wc, w_fx=self.w_flux[X], w_fy=self.w_flux[Y]))  # fmt: skip
+                                         ptc=ptc, pt_fx=self.pt_flux[X],
+                                         pt_fy=self.pt_flux[Y]))  # fmt: skip
+        if not self.hydrostatic:
+            launches.append(self._wc.bind(w=w, delp=delp, delpc=delpc, w_fx=self.w_flux[X], w_fy=self.w_flux[Y],
+                                          rarea=g.rarea, wc=wc))  # fmt: skip
         launches += [
             self._ke[d].bind(a_wind=a_wind[d], c_wind=c_wind[d], d_wind=d_wind[d],
                              sin_near=sin_near[d], cos_near=cos_near[d], sin_far=sin_far[d],
