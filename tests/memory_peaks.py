@@ -54,29 +54,7 @@ def reset_peak() -> bool:
     return True
 
 
-def peak_mb() -> float:
-    """This process's resident-set high-water mark (VmHWM) in MiB since the last reset."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def resident_mb() -> float:
-    """This process's resident set now (VmRSS) in MiB (0 where /proc is missing)."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
-
-
-def _status_kb(pid: int, key: str) -> int:
+def _status_kb(pid: int | str, key: str) -> int:
     """A ``/proc/PID/status`` entry in kB (0 where the process or the entry is gone)."""
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -85,6 +63,16 @@ def _status_kb(pid: int, key: str) -> int:
     except (OSError, ValueError, IndexError):
         pass
     return 0
+
+
+def peak_mb() -> float:
+    """This process's resident-set high-water mark (VmHWM) in MiB since the last reset."""
+    return (_status_kb("self", "VmHWM") or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) / 1024
+
+
+def resident_mb() -> float:
+    """This process's resident set now (VmRSS) in MiB (0 where /proc is missing)."""
+    return _status_kb("self", "VmRSS") / 1024
 
 
 def _rollup_kb(pid: int, keys: tuple[str, ...]) -> int:

@@ -62,6 +62,7 @@ from gt4py.cartesian.gtscript import __INLINED, PARALLEL, computation, horizonta
 
 from fv3core.errors import FV3ConfigError
 from fv3core.grid.subdomain import SubdomainSpec
+from fv3core.stencils.d_sw_vertical import DGridVerticalWind
 from fv3core.stencils.deln_flux import (
     DEL6_VT_FLUX_THRESHOLD,
     DELN_FLUX_THRESHOLD,
@@ -448,7 +449,7 @@ class DGridShallowWaterLagrangianDynamics:
         damp_v: float = 0.0,
         sw_dynamics: bool = True,
         hord_tm: int | None = None,
-        vertical_wind: Any = None,
+        vertical_wind: DGridVerticalWind | None = None,
     ) -> None:
         if spec.n_halo != 3:
             raise FV3ConfigError(f"n_halo={spec.n_halo}: FV3's d_sw needs n_halo = 3")

@@ -56,6 +56,14 @@ def rayleigh_damp(q: FloatField, rf: FloatFieldK, dp: FloatFieldK, refill: Float
                 q = q + removed / dm
 
 
+def rayleigh_factor(dt_over_tau: float, rf_cutoff: float, ptop: float, p: float) -> float:
+    """FV3's Rayleigh damping factor of a layer at pressure ``p`` above ``rf_cutoff`` (``Ray_fast``,
+    and ``Riem_Solver_c``'s damping of ``w``): ``1 / (1 + dt / tau sin(pi/2 log(rf_cutoff / p) /
+    log(rf_cutoff / ptop)) ** 2)``."""
+    s = math.sin(0.5 * math.pi * math.log(rf_cutoff / p) / math.log(rf_cutoff / ptop))
+    return 1.0 / (1.0 + dt_over_tau * (s * s))
+
+
 def rayleigh_factors(dt: float, tau: float, rf_cutoff: float, ptop: float, pfull: np.ndarray,
                      dp: np.ndarray, ks: int) -> tuple[np.ndarray, int, int, float]:  # fmt: skip
     """``Ray_fast``'s set-up: ``rf`` per layer (1 below the damped ones), FV3's ``kmax`` (the
@@ -65,8 +73,7 @@ def rayleigh_factors(dt: float, tau: float, rf_cutoff: float, ptop: float, pfull
     for k, p in enumerate(pfull):
         if p >= rf_cutoff:
             break
-        s = math.sin(0.5 * math.pi * math.log(rf_cutoff / p) / math.log(rf_cutoff / ptop))
-        rf[k] = 1.0 / (1.0 + dt / tau0 * (s * s))
+        rf[k] = rayleigh_factor(dt / tau0, rf_cutoff, ptop, p)
         kmax = k + 1
     k_rf = 0
     for k in range(ks):

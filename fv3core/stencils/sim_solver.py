@@ -28,7 +28,6 @@ the first ``nz``.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +45,7 @@ from gt4py.cartesian.gtscript import (
 )
 
 from fv3core.errors import FV3ConfigError
+from fv3core.stencils.ray_fast import rayleigh_factor
 from stencils.dims import X_DIM, Y_DIM, Z_INTERFACE_DIM
 from stencils.factory import GridStencilFactory
 from stencils.launch import Launch
@@ -254,13 +254,12 @@ def rayleigh_w_factors(dt: float, fast_tau_w_sec: float, rf_cutoff: float, ptop:
     """FV3's ``rff`` of the fast Rayleigh damping of ``w`` (``Riem_Solver_c``'s set-up, with the
     first call's ``dt``): ``1 / (1 + dt / tau sin(pi/2 log(rf_cutoff / p) / log(rf_cutoff /
     ptop)) ** 2)`` on the top layers down to the first full-level pressure ``p`` above
-    ``rf_cutoff``, 1 below."""
+    ``rf_cutoff``, 1 below (:func:`~fv3core.stencils.ray_fast.rayleigh_factor`)."""
     rff = np.ones(len(pfull))
     for k, p in enumerate(pfull):
         if p > rf_cutoff:
             break
-        s = math.sin(0.5 * math.pi * math.log(rf_cutoff / p) / math.log(rf_cutoff / ptop))
-        rff[k] = 1.0 / (1.0 + dt / fast_tau_w_sec * (s * s))
+        rff[k] = rayleigh_factor(dt / fast_tau_w_sec, rf_cutoff, ptop, p)
     return rff
 
 
@@ -279,7 +278,6 @@ class SemiImplicitSolver:
                                           externals=externals)  # fmt: skip
         self._scalars = {"rgas": float(rgas), "akap": float(akap), "p_fac": float(p_fac),
                          "grav": float(grav), **choice.scalars(float(dt), 1.0 / (1.0 - akap))}  # fmt: skip
-        self._rff = rff
 
     def bind(self, w: Any, delz: Any, pe: Any, dm: Any, pm: Any, pt: Any, pem: Any, ws: Any,
              rff: Any) -> Launch:  # fmt: skip
