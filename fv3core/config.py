@@ -260,10 +260,10 @@ class FV3Config:
 
     def hydrostatic_options(self) -> Any:
         """The keys FV3's 3-D ``fv_dynamics`` reads
-        (:class:`fv3core.dycore.fv_dynamics.HydrostaticOptions`)."""
-        from fv3core.dycore.fv_dynamics import HydrostaticOptions
+        (:class:`fv3core.dycore.fv_dynamics.DynamicsOptions`)."""
+        from fv3core.dycore.fv_dynamics import DynamicsOptions
 
-        return HydrostaticOptions(self.dyn_core_options(), k_split=self.k_split,
+        return DynamicsOptions(self.dyn_core_options(), k_split=self.k_split,
                                   hord_tr=self.hord_tr, kord_mt=self.kord_mt,
                                   kord_tm=self.kord_tm, kord_tr=self.kord_tr,
                                   fill=self.fill, z_tracer=self.z_tracer,

@@ -40,6 +40,7 @@ from fv3core.grid.metric_terms import MetricTerms
 from fv3core.grid.storages import GridStorages
 from fv3core.stencils.c_sw import CGridShallowWaterDynamics
 from fv3core.stencils.d_sw import DGridShallowWaterLagrangianDynamics
+from fv3core.stencils.d_sw_vertical import DGridVerticalWind
 from fv3core.stencils.divergence_damping import DivergenceDamping, copy_field
 from fv3core.stencils.geopk import Geopotential
 from fv3core.stencils.p_grad import (
@@ -73,20 +74,23 @@ PRESSURES = {"pe": INTERFACE_DIMS, "peln": INTERFACE_DIMS, "pk": INTERFACE_DIMS,
 CAPACITOR = {"mfx": X, "mfy": Y, "cx": X, "cy": Y}
 
 
-class HydrostaticRank:
-    """One rank's storages (FV3's names and shapes, 3-point halo, ``npz`` layers) and the bound
-    launches of its part of ``dyn_core``; the halo updates between them are
-    :class:`HydrostaticDynCore`'s.
+class AcousticRank:
+    """What FV3's hydrostatic and non-hydrostatic ``dyn_core`` share on one rank: the storages
+    (FV3's names and shapes, 3-point halo, ``npz`` layers), ``c_sw`` on all layers, ``d_sw``
+    per group of layers with equal damping and the flux capacitor; the pressure steps are the
+    subclasses'.
 
     ``state``: the rank's arrays with FV3's shapes and halo, ``npz`` layers top down: ``delp``
     (Pa), ``pt`` (FV3's potential temperature inside the dynamics: temperature over ``pkz``,
-    K Pa**-kappa), ``u``, ``v`` (D grid, m/s); ``phis`` (2-D, m^2/s^2).
-    ``dt``: the acoustic time step (s); ``akap``, ``cp_air``, ``ptop``: FV3's kappa, heat
-    capacity (J/kg/K), model-top pressure (Pa)."""
+    K Pa**-kappa), ``u``, ``v`` (D grid, m/s), non-hydrostatic also ``w`` (m/s) and ``delz``
+    (m, < 0); ``phis`` (2-D, m^2/s^2).  ``dt``: the acoustic time step (s)."""
+
+    #: the 3-D state a rank's dynamics reads and writes
+    prognostics: dict[str, tuple[str, ...]] = PROGNOSTICS
 
     def __init__(self, factory: StencilFactory, metric: MetricTerms,
                  state: Mapping[str, np.ndarray], options: DynCoreOptions, dt: float, *,
-                 akap: float, cp_air: float, ptop: float) -> None:  # fmt: skip
+                 hydrostatic: bool = True) -> None:  # fmt: skip
         spec = metric.spec
         self.spec, self.metric, self.options = spec, metric, options
         npz = self.npz = int(np.asarray(state["delp"]).shape[2])
@@ -95,11 +99,10 @@ class HydrostaticRank:
         grid_factory = factory.on_grid(indexing)
         backend = factory.backend
         grid = self.grid = GridStorages(metric, backend)
-
-        def alloc(dims: tuple[str, ...]) -> Any:
-            return zeros(indexing.domain_of(dims), backend)
-
-        for name, dims in PROGNOSTICS.items():
+        self.alloc = alloc = self._allocator(indexing, backend)
+        for name, dims in self.prognostics.items():
+            if name not in state:
+                raise FV3ConfigError(f"the rank's state has no {name!r}")
             a = np.asarray(state[name], dtype=np.float64)
             expected = indexing.domain_of(dims).shape
             if a.shape != expected:
@@ -117,22 +120,24 @@ class HydrostaticRank:
         self.delpc, self.ptc = alloc(CELL_DIMS), alloc(CELL_DIMS)
         self.divg_d = alloc(CORNER_DIMS)
         self.pkc, self.gz = alloc(INTERFACE_DIMS), alloc(INTERFACE_DIMS)
+        if not hydrostatic:
+            #: FV3's omga: c_sw's ``wc``, the C grid's w at the half step
+            self.omga = alloc(CELL_DIMS)
+            #: d_sw's heating by the damping of w (read only with FV3's d_con > 0)
+            self.heat_source, self.diss_est = alloc(CELL_DIMS), alloc(CELL_DIMS)
+            #: d_sw's crx, cry, xfx, yfx of all layers, for update_dz_d
+            self.courant = (alloc(face_dims(X)), alloc(face_dims(Y)), alloc(face_dims(X)),
+                            alloc(face_dims(Y)))  # fmt: skip
         o = options
-        dt2 = 0.5 * dt
-        c_sw = CGridShallowWaterDynamics(grid_factory, grid, spec, o.nord, dt2, sw_dynamics=False)
+        c_sw = CGridShallowWaterDynamics(grid_factory, grid, spec, o.nord, 0.5 * dt,
+                                         sw_dynamics=False, hydrostatic=hydrostatic)  # fmt: skip
+        w_terms = {} if hydrostatic else {"w": self.w, "wc": self.omga}
         self.c_grid: list[Launch] = c_sw.bind(
             self.delp, self.pt, self.u, self.v, self.uc, self.vc, self.ua, self.va, self.ut,
-            self.vt, self.delpc, self.ptc, self.divg_d if o.nord > 0 else None)  # fmt: skip
-        thermo = {"akap": akap, "ptop": ptop, "cp": cp_air}
-        geopk_c = Geopotential(grid_factory, cgrid=True, **thermo)
-        self.c_grid_pressure: list[Launch] = [
-            *geopk_c.bind(self.delpc, self.ptc, self.phis, self.pkc, self.gz),
-            *CGridPressureGradient(grid_factory, grid, dt2).bind(self.uc, self.vc, self.pkc,
-                                                                 self.gz),
-        ]  # fmt: skip
+            self.vt, self.delpc, self.ptc, self.divg_d if o.nord > 0 else None, **w_terms)  # fmt: skip
         #: d_sw per group of layers with equal damping, on views of the layers
         self.d_grid: list[Launch] = []
-        self.layer_groups = layer_damping(o, npz)
+        self.layer_groups = layer_damping(o, npz, nonhydrostatic=not hydrostatic)
         # FV3 empties cx on is:ie+1, jsd:jed and cy on isd:ied, js:je+1 (mfx, mfy: the compute
         # faces, inside those ranges)
         zero = {d: grid_factory.from_dims(set_value, face_dims(d), d.halo_across(spec.n_halo),
@@ -146,17 +151,57 @@ class HydrostaticRank:
             layer_factory = factory.on_grid(layers)
             damping = DivergenceDamping(layer_factory, grid, spec, group.nord, o.dddmp,
                                            group.d2_bg, o.d4_bg, dt)  # fmt: skip
-            d_sw = DGridShallowWaterLagrangianDynamics(layer_factory, grid, spec, dt, o.hord_dp, o.hord_mt,
-                                        o.hord_vt, damping, sw_dynamics=False,
-                                        hord_tm=o.hord_tm)  # fmt: skip
 
             def view(a: Any, k: slice = k) -> Any:
                 return a[:, :, k]
 
+            vertical_wind = None if hydrostatic else DGridVerticalWind(
+                layer_factory, grid, spec, dt, o.hord_vt, nord_w=0, damp_w=group.damp_w)  # fmt: skip
+            courant = None if hydrostatic else tuple(view(a) for a in self.courant)
+            d_sw = DGridShallowWaterLagrangianDynamics(layer_factory, grid, spec, dt, o.hord_dp, o.hord_mt,
+                                        o.hord_vt, damping, sw_dynamics=False,
+                                        hord_tm=o.hord_tm, vertical_wind=vertical_wind,
+                                        courant=courant)  # fmt: skip
+            vertical = None if hydrostatic else tuple(view(a) for a in (self.w, self.heat_source,
+                                                                         self.diss_est))  # fmt: skip
             self.d_grid += d_sw.bind(
                 view(self.delp), view(self.u), view(self.v), view(self.uc), view(self.vc),
                 view(self.ua), view(self.va), view(self.divg_d), pt=view(self.pt),
-                accumulators=tuple(view(getattr(self, n)) for n in CAPACITOR))  # fmt: skip
+                accumulators=tuple(view(getattr(self, n)) for n in CAPACITOR),
+                vertical=vertical)  # fmt: skip
+
+    @staticmethod
+    def _allocator(indexing: GridIndexing, backend: str) -> Any:
+        def alloc(dims: tuple[str, ...]) -> Any:
+            return zeros(indexing.domain_of(dims), backend)
+
+        return alloc
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The prognostic fields and FV3's pressure arrays as NumPy copies (FV3's shapes with
+        the halo)."""
+        return {name: to_numpy(getattr(self, name)) for name in (*self.prognostics, *PRESSURES)}
+
+
+class HydrostaticRank(AcousticRank):
+    """One rank's storages and the bound launches of its part of FV3's hydrostatic
+    ``dyn_core`` (:class:`AcousticRank`, with ``geopk``, ``p_grad_c`` and ``one_grad_p``); the
+    halo updates between them are :class:`HydrostaticDynCore`'s.  ``akap``, ``cp_air``,
+    ``ptop``: FV3's kappa, heat capacity (J/kg/K), model-top pressure (Pa)."""
+
+    def __init__(self, factory: StencilFactory, metric: MetricTerms,
+                 state: Mapping[str, np.ndarray], options: DynCoreOptions, dt: float, *,
+                 akap: float, cp_air: float, ptop: float) -> None:  # fmt: skip
+        super().__init__(factory, metric, state, options, dt)
+        grid_factory, grid, spec, o, alloc = (factory.on_grid(self.indexing), self.grid,
+                                              self.spec, options, self.alloc)  # fmt: skip
+        thermo = {"akap": akap, "ptop": ptop, "cp": cp_air}
+        geopk_c = Geopotential(grid_factory, cgrid=True, **thermo)
+        self.c_grid_pressure: list[Launch] = [
+            *geopk_c.bind(self.delpc, self.ptc, self.phis, self.pkc, self.gz),
+            *CGridPressureGradient(grid_factory, grid, 0.5 * dt).bind(self.uc, self.vc, self.pkc,
+                                                                      self.gz),
+        ]  # fmt: skip
         geopk_d = Geopotential(grid_factory, cgrid=False, **thermo)
         pgrad_d = DGridPressureGradient(grid_factory, grid, spec, dt, ptk=ptop**akap, beta=o.beta)
         increments = (alloc(face_dims(Y)), alloc(face_dims(X))) if o.beta > 0 else None
@@ -176,11 +221,6 @@ class HydrostaticRank:
                             *pressure_gradient(first and increments is not None)]
             for first in (False, True) for last in (False, True)
         }  # fmt: skip
-
-    def arrays(self) -> dict[str, np.ndarray]:
-        """The prognostic fields and FV3's pressure arrays as NumPy copies (FV3's shapes with
-        the halo)."""
-        return {name: to_numpy(getattr(self, name)) for name in (*PROGNOSTICS, *PRESSURES)}
 
 
 class HydrostaticDynCore:

@@ -1,29 +1,33 @@
-"""FV3's hydrostatic 3-D dynamical core in GTScript: one large time step of ``fv_dynamics``
-(``fv_dynamics.F90``, hydrostatic, adiabatic, dry) for every rank of this process.
+"""FV3's 3-D dynamical core in GTScript: one large time step of ``fv_dynamics``
+(``fv_dynamics.F90``, adiabatic, dry; hydrostatic or non-hydrostatic) for every rank of this
+process.
 
 One step of ``dt_atmos``, as FV3:
 
 1. ``pt`` := ``pt / pkz``: the temperature to FV3's (dry, so virtual = plain) potential
-   temperature with the layer-mean ``pkz`` the state carries;
+   temperature with the layer-mean ``pkz`` the state carries (non-hydrostatic: ``pkz`` of the
+   gas law from ``delz`` first, ``exp(kappa log(-rdgas/grav delp T / delz))``);
 2. ``k_split`` times (``mdt = dt_atmos / k_split``):
 
    a. ``dp1`` := ``delp`` (the mass before the acoustic steps, for the tracers);
    b. ``dyn_core``: ``n_split`` acoustic steps (:class:`~fv3core.dycore.dyn_core
-      .HydrostaticDynCore`; its first call of the step is FV3's ``init_step``);
+      .HydrostaticDynCore` or :class:`~fv3core.dycore.dyn_core_nonhydrostatic
+      .NonHydrostaticDynCore`; its first call of the step is FV3's ``init_step``);
    c. tracers (``nq > 0``): ``tracer_2d`` (``z_tracer``: ``tracer_2d_1L``) with the flux
       capacitor (:class:`~fv3core.stencils.tracer_2d.MultiRankTracerAdvection`,
       ``hord_tr``);
    d. ``npz > 4``: the vertical remapping to the hybrid levels
       (:class:`~fv3core.vertical.remapping.LagrangianToEulerian`, ``kord_mt``, ``kord_tm``,
-      ``kord_tr``); the last one leaves ``pt`` as the temperature again and ``ps``, ``pe``,
+      ``kord_tr``; non-hydrostatic also ``w`` with ``kord_wz`` and ``delz`` through the specific
+      volume); the last one leaves ``pt`` as the temperature again and ``ps``, ``pe``,
       ``peln``, ``pk``, ``pkz`` on the Eulerian levels;
    e. after the last one, ``consv_te``: the total-energy fixer
       (:class:`~fv3core.vertical.energy_fixer.TotalEnergyFixer`, its column energies taken
-      before step 1).
+      before step 1; hydrostatic only).
 
-Not implemented (refused by name where a key asks for them): the non-hydrostatic solver,
-moisture (``nwat > 0``), Rayleigh friction, ``d_con`` heating, external-mode damping
-``d_ext``, vorticity damping in 3-D.
+Not implemented (refused by name where a key asks for them): moisture (``nwat > 0``),
+Rayleigh friction, ``d_con`` heating, external-mode damping ``d_ext``, vorticity damping in 3-D,
+the energy fixer of the non-hydrostatic core.
 """
 
 from __future__ import annotations
@@ -32,35 +36,41 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from gt4py.cartesian import gtscript
+from gt4py.cartesian.gtscript import PARALLEL, computation, exp, interval, log
 
 from fv3core.constants import Constants
 from fv3core.dycore.acoustic_halos import run_phase
-from fv3core.dycore.dyn_core import HydrostaticDynCore, HydrostaticRank
-from fv3core.dycore.options import DynCoreOptions
+from fv3core.dycore.dyn_core import AcousticRank, HydrostaticDynCore
+from fv3core.dycore.dyn_core_nonhydrostatic import NonHydrostaticDynCore
+from fv3core.dycore.options import DynCoreOptions, NonHydrostaticOptions
 from fv3core.errors import FV3ConfigError
 from fv3core.grid.metric_terms import MetricTerms
 from fv3core.stencils.divergence_damping import copy_field
 from fv3core.stencils.tracer_2d import MultiRankTracerAdvection, TracerFields
 from fv3core.vertical.energy_fixer import TotalEnergyFixer
-from fv3core.vertical.remapping import LagrangianToEulerian, to_potential
+from fv3core.vertical.remapping import LagrangianToEulerian, NonHydrostaticRemap, to_potential
 from mapping.cluster import Communicator
 from stencils.dims import CELL_DIMS, GridIndexing
 from stencils.factory import StencilFactory
 from stencils.launch import Launch
 from stencils.storage import from_numpy, to_numpy, zeros
 
+FloatField = gtscript.Field[np.float64]
+
 #: the fewest layers FV3 remaps (``fv_dynamics``: ``if (npz > 4)``)
 MIN_REMAP_LAYERS = 5
 
 
 @dataclass(frozen=True)
-class HydrostaticOptions:
+class DynamicsOptions:
     """The keys ``fv_dynamics`` reads besides ``dyn_core``'s (FV3's names): ``k_split``
     remapping steps per ``dt_atmos``; ``hord_tr`` (tracers' PPM); ``kord_mt``, ``kord_tm``
     (< 0: remap the temperature), ``kord_tr``: the remapping schemes; ``fill``: ``fillz`` of
     the tracers after remapping; ``z_tracer``: FV3's choice of ``tracer_2d_1L`` (true) or
     ``tracer_2d`` (false, FV3's default; ``q_split = 0``); ``consv_te``: the fraction of the
-    total energy lost over a step that is restored (FV3's energy fixer; 0: none)."""
+    total energy lost over a step that is restored (FV3's energy fixer; 0: none);
+    ``nonhydrostatic``: FV3's ``hydrostatic = .false.`` with these keys, None: hydrostatic."""
 
     dyn_core: DynCoreOptions
     k_split: int = 1
@@ -71,21 +81,39 @@ class HydrostaticOptions:
     fill: bool = True
     z_tracer: bool = False
     consv_te: float = 0.0
+    nonhydrostatic: NonHydrostaticOptions | None = None
 
     def __post_init__(self) -> None:
         if self.k_split < 1:
             raise FV3ConfigError(f"k_split={self.k_split}: use a positive integer")
         if not np.isfinite(self.consv_te):
             raise FV3ConfigError(f"consv_te={self.consv_te}: must be a finite number")
+        if self.nonhydrostatic is not None and self.consv_te != 0.0:
+            raise FV3ConfigError(
+                f"consv_te={self.consv_te}: the energy fixer's non-hydrostatic total energy (with "
+                "w and delz) is not ported; use consv_te = 0 with hydrostatic = .false.")
+
+    @property
+    def hydrostatic(self) -> bool:
+        return self.nonhydrostatic is None
 
 
-class HydrostaticRankState:
+def gas_law_pkz(pt: FloatField, delp: FloatField, delz: FloatField, pkz: FloatField, akap: float,
+                rdg: float):  # fmt: skip
+    """``fv_dynamics``' non-hydrostatic ``pkz = exp(kappa log(rdg delp T / delz))`` (dry: FV3's
+    ``1 + dp1`` is 1), ``rdg = -rdgas / grav``, from the temperature ``pt``."""
+    with computation(PARALLEL), interval(...):
+        pkz = exp(akap * log(rdg * delp * pt / delz))
+
+
+class DynamicsRankState:
     """One rank's model state beyond ``dyn_core``'s storages: the tracers, ``dp1``, ``ps``
     and the remapping, all on the rank's ``dyn_core`` grid."""
 
-    def __init__(self, factory: StencilFactory, core: HydrostaticRank,
-                 tracers: Mapping[str, np.ndarray], options: HydrostaticOptions,
-                 ak: np.ndarray, bk: np.ndarray, akap: float) -> None:  # fmt: skip
+    def __init__(self, factory: StencilFactory, core: AcousticRank,
+                 tracers: Mapping[str, np.ndarray], options: DynamicsOptions,
+                 ak: np.ndarray, bk: np.ndarray, akap: float,
+                 remap_nonhydrostatic: NonHydrostaticRemap | None = None) -> None:  # fmt: skip
         backend = factory.backend
         indexing: GridIndexing = core.indexing
         grid_factory = factory.on_grid(indexing)
@@ -97,19 +125,29 @@ class HydrostaticRankState:
         self.remap = (
             LagrangianToEulerian(grid_factory, ak, bk, kord_mt=options.kord_mt,
                                  kord_tm=options.kord_tm, kord_tr=options.kord_tr,
-                                 nq=len(self.q), fill=options.fill, akap=akap)
+                                 nq=len(self.q), fill=options.fill, akap=akap,
+                                 nonhydrostatic=remap_nonhydrostatic)
             if core.npz >= MIN_REMAP_LAYERS else None)  # fmt: skip
         c = core
-        #: fv_dynamics' entry: the temperature to potential temperature
+        #: fv_dynamics' entry: the temperature to potential temperature (non-hydrostatic: with
+        #: the pkz of the gas law, from delz)
         self.to_potential: list[Launch] = [grid_factory.from_dims(to_potential, CELL_DIMS).bind(
             pt=c.pt, pkz=c.pkz)]  # fmt: skip
+        nh = remap_nonhydrostatic
+        if nh is not None:
+            self.to_potential.insert(0, grid_factory.from_dims(gas_law_pkz, CELL_DIMS).bind(
+                pt=c.pt, delp=c.delp, delz=c.delz, pkz=c.pkz, akap=akap, rdg=nh.rrg))  # fmt: skip
+            #: FV3's ws: the surface's w, update_dz_d's, read by the remapping of w
+            self.ws = c.ws
         #: each remapping step's start: dp1 := delp (all points)
         self.save_dp1: list[Launch] = [grid_factory.from_dims(
             copy_field, CELL_DIMS, indexing.n_halo, name="fv_dynamics_dp1").bind(
             q=c.delp, out=self.dp1)]  # fmt: skip
         self.remapping: dict[bool, list[Launch]] = {
             last: (self.remap.bind(c.pe, c.delp, c.pt, c.u, c.v, self.q, self.ps, c.pk, c.peln,
-                                   c.pkz, last_step=last) if self.remap else [])
+                                   c.pkz, last_step=last,
+                                   vertical=None if nh is None else (c.w, c.delz, c.ws))
+                   if self.remap else [])
             for last in (False, True)
         }  # fmt: skip
 
@@ -127,21 +165,22 @@ class HydrostaticRankState:
 
 
 class DynamicalCore:
-    """FV3's ``fv_dynamics`` (hydrostatic, adiabatic, dry) on the ranks of this process:
-    :meth:`step` is one large time step ``dt_atmos``.
+    """FV3's ``fv_dynamics`` (adiabatic, dry; hydrostatic or, with ``options.nonhydrostatic``,
+    not) on the ranks of this process: :meth:`step` is one large time step ``dt_atmos``.
 
     ``states[rank]``: the rank's initial arrays (FV3's shapes with the halo, level 0 the
     model top): ``delp`` (Pa), ``pt`` (the temperature, K), ``u``, ``v`` (D grid, m/s),
     ``phis`` (m^2/s^2), ``pe``, ``peln``, ``pk``, ``pkz`` (FV3's ``p_var``: ``pkz`` is read
-    on the compute cells at the first step) and ``ps`` (Pa); ``tracers[rank]``: name ->
+    on the compute cells at the first step; non-hydrostatic: made from ``delz``), ``ps`` (Pa)
+    and, non-hydrostatic, ``w`` (m/s) and ``delz`` (m, < 0); ``tracers[rank]``: name ->
     mixing-ratio array (cells).  ``ak``, ``bk``: the hybrid levels' coefficients (``nz + 1``
     interfaces, ``ptop = ak[0]``); ``akap``, ``cp_air``: kappa and the heat capacity;
     ``constants``: the run's physical constants (``rdgas``, ``grav``, ``radius``), needed by
-    the energy fixer (``consv_te != 0``)."""
+    the energy fixer (``consv_te != 0``) and the non-hydrostatic core."""
 
     def __init__(self, factory: StencilFactory, metrics: dict[int, MetricTerms],
                  states: Mapping[int, Mapping[str, np.ndarray]],
-                 tracers: Mapping[int, Mapping[str, np.ndarray]], options: HydrostaticOptions,
+                 tracers: Mapping[int, Mapping[str, np.ndarray]], options: DynamicsOptions,
                  dt_atmos: float, communicator: Communicator, *, ak: Sequence[float],
                  bk: Sequence[float], akap: float, cp_air: float,
                  constants: Constants | None = None) -> None:  # fmt: skip
@@ -154,16 +193,29 @@ class DynamicalCore:
             raise FV3ConfigError(
                 f"npz={ak.size - 1}: FV3's 3-D core remaps to its levels only with npz > 4 "
                 f"(fv_dynamics); use at least {MIN_REMAP_LAYERS} layers")
-        self.dyn_core = HydrostaticDynCore(factory, metrics, states, options.dyn_core,
-                                              self.mdt, communicator, akap=akap, cp_air=cp_air,
-                                              ptop=float(ak[0]))  # fmt: skip
-        self.ranks: dict[int, HydrostaticRankState] = {}
+        nh = options.nonhydrostatic
+        remap_nh = None
+        self.dyn_core: HydrostaticDynCore | NonHydrostaticDynCore
+        if nh is None:
+            self.dyn_core = HydrostaticDynCore(factory, metrics, states, options.dyn_core,
+                                               self.mdt, communicator, akap=akap, cp_air=cp_air,
+                                               ptop=float(ak[0]))  # fmt: skip
+        else:
+            if constants is None:
+                raise FV3ConfigError("hydrostatic = .false.: the non-hydrostatic core needs the "
+                                     "run's constants (rdgas, grav)")  # fmt: skip
+            self.dyn_core = NonHydrostaticDynCore(factory, metrics, states, options.dyn_core, nh,
+                                                  self.mdt, communicator, ak=ak, bk=bk, akap=akap,
+                                                  cp_air=cp_air, rdgas=constants.rdgas,
+                                                  grav=constants.grav)  # fmt: skip
+            remap_nh = NonHydrostaticRemap(nh.kord_wz, constants.rdgas, constants.grav, cp_air)
+        self.ranks: dict[int, DynamicsRankState] = {}
         for r, core in self.dyn_core.ranks.items():
             s = states[r]
             for name in ("pe", "peln", "pk", "pkz"):
                 getattr(core, name)[...] = np.asarray(s[name], dtype=np.float64)
-            rank = self.ranks[r] = HydrostaticRankState(factory, core, tracers.get(r, {}),
-                                                           options, ak, bk, akap)  # fmt: skip
+            rank = self.ranks[r] = DynamicsRankState(factory, core, tracers.get(r, {}), options, ak, bk,
+                                                     akap, remap_nh)  # fmt: skip
             rank.ps[...] = np.asarray(s["ps"], dtype=np.float64)
         nq = {len(r.q) for r in self.ranks.values()}
         if len(nq) != 1:

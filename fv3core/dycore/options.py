@@ -77,27 +77,32 @@ class DynCoreOptions:
 @dataclass(frozen=True)
 class LayerDamping:
     """The divergence damping ``d_sw`` gets for layers ``start:stop`` (0 = model top):
-    FV3's ``nord_k`` and ``d2_divg``."""
+    FV3's ``nord_k`` and ``d2_divg``; non-hydrostatic, the del2 damping of ``w`` (FV3's
+    ``damp_w`` with ``nord_w = 0``) of the sponge layers, 0 elsewhere."""
 
     start: int
     stop: int
     nord: int
     d2_bg: float
+    damp_w: float = 0.0
 
 
-def layer_damping(options: DynCoreOptions, npz: int) -> list[LayerDamping]:
+def layer_damping(options: DynCoreOptions, npz: int, *,
+                  nonhydrostatic: bool = False) -> list[LayerDamping]:  # fmt: skip
     """FV3 ``dyn_core``'s per-layer ``nord_k`` and ``d2_divg`` (its k-loop before ``d_sw``),
     grouped into runs of equal values, top down: one layer or ``n_sponge < 0``: ``nord`` and
     ``d2_bg`` everywhere; else ``nord`` and ``min(0.20, d2_bg)`` below the sponge, and del2
     (``nord_k = 0``) with ``max(0.01, d2_bg, d2_bg_k1)`` (``is_ideal_case``: without the 0.01)
     in the top layer, ``max(d2_bg, d2_bg_k2)`` in the second when ``d2_bg_k2 > 0.01`` and
-    ``max(d2_bg, 0.2 d2_bg_k2)`` in the third when ``d2_bg_k2 > 0.05``."""
+    ``max(d2_bg, 0.2 d2_bg_k2)`` in the third when ``d2_bg_k2 > 0.05``.  ``nonhydrostatic``:
+    the sponge layers also damp ``w`` (``nord_w = 0``, ``damp_w = d2_divg``); elsewhere ``w``
+    gets the vorticity damping's ``damp_vt``, 0 without ``do_vort_damp``."""
     o = options.effective()
     per_layer = []
     for k in range(1, npz + 1):  # FV3's k
-        nord_k, d2_divg = o.nord, min(0.20, o.d2_bg)
+        nord_k, d2_divg, sponge = o.nord, min(0.20, o.d2_bg), True
         if npz == 1 or o.n_sponge < 0:
-            d2_divg = o.d2_bg
+            d2_divg, sponge = o.d2_bg, False
         elif k == 1:
             nord_k = 0
             d2_divg = (max(o.d2_bg, o.d2_bg_k1) if o.is_ideal_case
@@ -106,12 +111,46 @@ def layer_damping(options: DynCoreOptions, npz: int) -> list[LayerDamping]:
             nord_k, d2_divg = 0, max(o.d2_bg, o.d2_bg_k2)
         elif k == 3 and o.d2_bg_k2 > 0.05:
             nord_k, d2_divg = 0, max(o.d2_bg, 0.2 * o.d2_bg_k2)
-        per_layer.append((nord_k, d2_divg))
-    groups: list[LayerDamping] = []
-    for k, (nord_k, d2_divg) in enumerate(per_layer):
-        if groups and (groups[-1].nord, groups[-1].d2_bg) == (nord_k, d2_divg):
-            last = groups[-1]
-            groups[-1] = LayerDamping(last.start, k + 1, nord_k, d2_divg)
         else:
-            groups.append(LayerDamping(k, k + 1, nord_k, d2_divg))
+            sponge = False
+        per_layer.append((nord_k, d2_divg, d2_divg if nonhydrostatic and sponge else 0.0))
+    groups: list[LayerDamping] = []
+    for k, key in enumerate(per_layer):
+        if groups and (groups[-1].nord, groups[-1].d2_bg, groups[-1].damp_w) == key:
+            groups[-1] = LayerDamping(groups[-1].start, k + 1, *key)
+        else:
+            groups.append(LayerDamping(k, k + 1, *key))
     return groups
+
+
+@dataclass(frozen=True)
+class NonHydrostaticOptions:
+    """The keys FV3's non-hydrostatic core (``hydrostatic = .false.``) reads besides the
+    hydrostatic core's, under FV3's names and with FV3's defaults (``fv_arrays.F90``): ``a_imp``
+    selects the vertical solver (:meth:`fv3core.stencils.sim_solver.SolverChoice.from_a_imp`),
+    ``p_fac`` the floor of the non-hydrostatic pressure, ``use_logp`` the pressure gradient in
+    ``log(p)``, ``d2bg_zq`` the implicit vertical diffusion of ``w``, ``fast_tau_w_sec`` and
+    ``rf_cutoff`` the solvers' Rayleigh damping of ``w``, ``kord_wz`` the remapping of ``w``.
+    ``d_con`` (the heating from the kinetic energy the damping removes) is FV3's default 0 only:
+    its ``del2_cubed`` of the heat source is not ported."""
+
+    a_imp: float = 0.75
+    p_fac: float = 0.05
+    use_logp: bool = False
+    d2bg_zq: float = 0.0
+    fast_tau_w_sec: float = 0.0
+    rf_cutoff: float = 30.0e2
+    kord_wz: int = 8
+    d_con: float = 0.0
+
+    def __post_init__(self) -> None:
+        from fv3core.stencils.sim_solver import SolverChoice
+
+        SolverChoice.from_a_imp(self.a_imp)
+        SolverChoice.from_a_imp(self.a_imp, cgrid=True)
+        if not 0.0 <= self.p_fac < 1.0:
+            raise FV3ConfigError(f"p_fac={self.p_fac}: FV3's floor fraction of the pressure is in [0, 1)")
+        if self.d_con > 1.0e-5:
+            raise FV3ConfigError(
+                f"d_con={self.d_con}: the non-hydrostatic heating from the dissipated kinetic "
+                "energy (del2_cubed of heat_source) is not ported; use d_con = 0 (FV3's default)")

@@ -450,6 +450,7 @@ class DGridShallowWaterLagrangianDynamics:
         sw_dynamics: bool = True,
         hord_tm: int | None = None,
         vertical_wind: DGridVerticalWind | None = None,
+        courant: tuple[Any, Any, Any, Any] | None = None,
     ) -> None:
         if spec.n_halo != 3:
             raise FV3ConfigError(f"n_halo={spec.n_halo}: FV3's d_sw needs n_halo = 3")
@@ -471,9 +472,11 @@ class DGridShallowWaterLagrangianDynamics:
         #: stage-1 contravariant winds and the final ``ut`` (x-faces), ``vt`` (y-faces)
         self.contra0 = {d: alloc(face_dims(d)) for d in DIRECTIONS}
         self.contra = {d: alloc(face_dims(d)) for d in DIRECTIONS}
-        #: FV3's crx_adv/cry_adv (Courant numbers) and xfx_adv/yfx_adv (swept areas, m^2)
-        self.crx, self.cry = alloc(face_dims(X)), alloc(face_dims(Y))
-        self.xfx, self.yfx = alloc(face_dims(X)), alloc(face_dims(Y))
+        #: FV3's crx_adv/cry_adv (Courant numbers) and xfx_adv/yfx_adv (swept areas, m^2):
+        #: ``courant``'s storages where given (the non-hydrostatic core's ``update_dz_d`` reads
+        #: them on all layers)
+        self.crx, self.cry, self.xfx, self.yfx = courant or (
+            alloc(face_dims(X)), alloc(face_dims(Y)), alloc(face_dims(X)), alloc(face_dims(Y)))
         #: the fv_tp_2d fluxes of delp (delp times swept area) through x- and y-faces
         self.fx, self.fy = alloc(face_dims(X)), alloc(face_dims(Y))
         #: FV3's B-grid winds ``ub``, ``vb`` (times dt) and the upwind corner winds of

@@ -60,6 +60,20 @@ def cgrid_pressure_gradient(wind: FloatField, pk: FloatField, gz: FloatField,
         )
 
 
+def cgrid_nonhydrostatic_pressure_gradient(wind: FloatField, pk: FloatField, gz: FloatField,
+                                           delpc: FloatField, rdc: FloatFieldIJ, dt2: float):  # fmt: skip
+    """FV3 ``p_grad_c``, non-hydrostatic: as :func:`cgrid_pressure_gradient` on the full
+    pressure ``pk`` (``Riem_Solver_c``'s), weighted by ``wk = delpc``."""
+    from __externals__ import DI, DJ
+
+    with computation(PARALLEL), interval(...):
+        wk_sum = delpc[-DI, -DJ, 0] + delpc
+        wind = wind + dt2 * rdc / wk_sum * (
+            (gz[-DI, -DJ, 1] - gz) * (pk[0, 0, 1] - pk[-DI, -DJ, 0])
+            + (gz[-DI, -DJ, 0] - gz[0, 0, 1]) * (pk[-DI, -DJ, 1] - pk)
+        )
+
+
 def dgrid_pressure_gradient(wind: FloatField, pk: FloatField, gz: FloatField,
                             rd: FloatFieldIJ, dt: float):  # fmt: skip
     """FV3 ``one_grad_p``'s D-grid update on the cell edges along ``DI``, ``DJ`` (``u`` with
@@ -98,22 +112,30 @@ def set_value(q: FloatField, value: float):
 
 
 class CGridPressureGradient:
-    """Equivalent of FV3 subroutine ``p_grad_c`` (hydrostatic): ``uc`` on ``is..ie+1, js..je``
+    """Equivalent of FV3 subroutine ``p_grad_c``: ``uc`` on ``is..ie+1, js..je``
     and ``vc`` on ``is..ie, js..je+1`` accelerated by the pressure gradient of ``pk``/``gz``
     (cells, interfaces, valid on ``is-1..ie+1, js-1..je+1``: :class:`~fv3core.stencils.geopk.Geopotential` with
     ``cgrid=True``) over the half step ``dt2`` (s).  Two launches (x and y, one definition)."""
 
-    def __init__(self, factory: GridStencilFactory, grid: GridStorages, dt2: float) -> None:
-        self.dt2, self._grid = float(dt2), grid
-        self._stencils = {d: factory.from_dims(cgrid_pressure_gradient, face_dims(d),
-                                               externals=d.offsets(), name=f"p_grad_c_{d.name}")
+    def __init__(self, factory: GridStencilFactory, grid: GridStorages, dt2: float, *,
+                 hydrostatic: bool = True) -> None:  # fmt: skip
+        self.dt2, self._grid, self.hydrostatic = float(dt2), grid, bool(hydrostatic)
+        definition, name = ((cgrid_pressure_gradient, "p_grad_c") if hydrostatic
+                            else (cgrid_nonhydrostatic_pressure_gradient, "p_grad_c_nh"))  # fmt: skip
+        self._stencils = {d: factory.from_dims(definition, face_dims(d),
+                                               externals=d.offsets(), name=f"{name}_{d.name}")
                           for d in DIRECTIONS}  # fmt: skip
 
-    def bind(self, uc: Any, vc: Any, pk: Any, gz: Any) -> list[Launch]:
-        """``uc`` (x faces), ``vc`` (y faces): ``nz`` layers, updated in place."""
+    def bind(self, uc: Any, vc: Any, pk: Any, gz: Any, delpc: Any = None) -> list[Launch]:
+        """``uc`` (x faces), ``vc`` (y faces): ``nz`` layers, updated in place; non-hydrostatic
+        (``hydrostatic=False``): ``pk`` the full pressure, ``delpc`` (cells) the weights."""
+        if self.hydrostatic == (delpc is not None):
+            raise ValueError(f"p_grad_c (hydrostatic={self.hydrostatic}): pass delpc exactly when "
+                             "non-hydrostatic")  # fmt: skip
         g = self._grid
         winds, rdc = {"x": uc, "y": vc}, {"x": g.rdxc, "y": g.rdyc}
-        return [s.bind(wind=winds[d.name], pk=pk, gz=gz, rdc=rdc[d.name], dt2=self.dt2)
+        weights = {} if delpc is None else {"delpc": delpc}
+        return [s.bind(wind=winds[d.name], pk=pk, gz=gz, rdc=rdc[d.name], dt2=self.dt2, **weights)
                 for d, s in self._stencils.items()]  # fmt: skip
 
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from fv3core.constants import UFS
-from fv3core.dycore.fv_dynamics import DynamicalCore, HydrostaticOptions
+from fv3core.dycore.fv_dynamics import DynamicalCore, DynamicsOptions
 from fv3core.grid.decomposition import decompose
 from fv3core.grid.metric_terms import CubedSphere
 from fv3core.validation.baroclinic_norms import column_total_energy, dgrid_kinetic_energy
@@ -31,8 +31,8 @@ from tests.fv3core.transliteration.setup import grid_from_metric
 CELLS = np.s_[H : H + N, H : H + N]
 
 
-def _options(consv_te: float) -> HydrostaticOptions:
-    return HydrostaticOptions(OPTIONS, k_split=2, hord_tr=8, kord_mt=8, kord_tm=-8, kord_tr=8,
+def _options(consv_te: float) -> DynamicsOptions:
+    return DynamicsOptions(OPTIONS, k_split=2, hord_tr=8, kord_mt=8, kord_tm=-8, kord_tr=8,
                               consv_te=consv_te)  # fmt: skip
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fv3core.dycore.fv_dynamics import DynamicalCore, HydrostaticOptions
+from fv3core.dycore.fv_dynamics import DynamicalCore, DynamicsOptions
 from fv3core.errors import FV3ConfigError
 from fv3core.grid.decomposition import decompose
 from fv3core.grid.metric_terms import CubedSphere
@@ -62,7 +62,7 @@ def _model_states(cube, ranks):
 @pytest.fixture(scope="module")
 def runs():
     """One large step of both, from the same state."""
-    options = HydrostaticOptions(OPTIONS, k_split=2, hord_tr=8, kord_mt=8, kord_tm=-8, kord_tr=8)
+    options = DynamicsOptions(OPTIONS, k_split=2, hord_tr=8, kord_mt=8, kord_tm=-8, kord_tr=8)
     cube = CubedSphere.build(RESOLUTION, radius=RADIUS, omega=OMEGA)
     ranks = decompose(RESOLUTION, 1).ranks
     states, tracers, (ak, bk) = _model_states(cube, ranks)
@@ -132,6 +132,6 @@ def test_conservation(runs) -> None:
 def test_refuses_too_few_layers() -> None:
     """FV3 remaps only with npz > 4: fewer layers are refused by name."""
     with pytest.raises(FV3ConfigError, match="npz=3"):
-        DynamicalCore(StencilFactory("numpy"), {}, {}, {}, HydrostaticOptions(OPTIONS),
+        DynamicalCore(StencilFactory("numpy"), {}, {}, {}, DynamicsOptions(OPTIONS),
                                1800.0, None, ak=np.zeros(4), bk=np.zeros(4), akap=AKAP,
                                cp_air=CP_AIR)  # fmt: skip

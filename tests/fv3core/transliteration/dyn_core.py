@@ -158,16 +158,17 @@ def _as_layers(a: Layers) -> list[FArray]:
 
 
 def p_grad_c(dt2: float, pkc: list[FArray], gz: list[FArray], uc: Layers, vc: Layers,
-             g: Grid) -> None:  # fmt: skip
-    """FV3 ``p_grad_c`` (hydrostatic): the finite-volume pressure gradient on the C grid, layer
-    ``k`` of ``uc``, ``vc`` (one array, or the layers top down) between the interfaces
-    ``pkc[k]``/``gz[k]`` (its top) and ``[k + 1]`` (its bottom)."""
+             g: Grid, delpc: list[FArray] | None = None) -> None:  # fmt: skip
+    """FV3 ``p_grad_c``: the finite-volume pressure gradient on the C grid, layer ``k`` of
+    ``uc``, ``vc`` (one array, or the layers top down) between the interfaces ``pkc[k]``/
+    ``gz[k]`` (its top) and ``[k + 1]`` (its bottom); ``delpc`` given (non-hydrostatic): ``wk``
+    is ``delpc`` of the layer."""
     b = g.bd
     for k, (uck, vck) in enumerate(zip(_as_layers(uc), _as_layers(vc))):
         pt_, pb, zt, zb = pkc[k], pkc[k + 1], gz[k], gz[k + 1]
         wk = FArray.full((b.is_ - 1, b.js - 1), (b.ie + 1, b.je + 1))
         I, J = R(b.is_ - 1, b.ie + 1), R(b.js - 1, b.je + 1)
-        wk[I, J] = pb[I, J] - pt_[I, J]
+        wk[I, J] = pb[I, J] - pt_[I, J] if delpc is None else delpc[k][I, J]
         I, J = R(b.is_, b.ie + 1), R(b.js, b.je)
         uck[I, J] = uck[I, J] + dt2 * g.rdxc[I, J] / (wk[I - 1, J] + wk[I, J]) * (
             (zb[I - 1, J] - zt[I, J]) * (pb[I, J] - pt_[I - 1, J])

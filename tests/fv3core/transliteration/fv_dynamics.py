@@ -13,13 +13,14 @@ from collections.abc import Mapping
 import numpy as np
 
 from fv3core.constants import Constants
-from fv3core.dycore.fv_dynamics import MIN_REMAP_LAYERS, HydrostaticOptions
+from fv3core.dycore.fv_dynamics import MIN_REMAP_LAYERS, DynamicsOptions
 from mapping.cluster import Communicator
 from tests.fv3core.transliteration import energy_fixer
 from tests.fv3core.transliteration.dyn_core_hydrostatic import (
     HydrostaticCore,
     HydrostaticTileFields,
 )
+from tests.fv3core.transliteration.dyn_core_nonhydrostatic import NonHydrostaticCore
 from tests.fv3core.transliteration.farray import FArray
 from tests.fv3core.transliteration.grid import Grid
 from tests.fv3core.transliteration.mapz import lagrangian_to_eulerian
@@ -31,11 +32,13 @@ class HydrostaticDynamics:
     ``fields[rank]``: the rank's state (``pt`` the temperature between steps; ``pkz`` the
     state's layer-mean ``p**kappa``), ``tracers[rank]``: the tracers (3-D arrays with FV3's
     bounds, in place), ``ps[rank]``: the surface pressure (2-D, in place); ``constants``: the
-    run's (``consv_te != 0`` only)."""
+    run's (``consv_te != 0`` and non-hydrostatic only).  ``options.nonhydrostatic``: FV3's
+    non-hydrostatic core (``fields`` then :class:`~tests.fv3core.transliteration
+    .dyn_core_nonhydrostatic.NonHydrostaticTileFields`, with ``w`` and ``delz``)."""
 
     def __init__(self, grids: dict[int, Grid], fields: dict[int, HydrostaticTileFields],
                  tracers: Mapping[int, list[np.ndarray]], ps: Mapping[int, np.ndarray],
-                 options: HydrostaticOptions, dt_atmos: float, *, ak: np.ndarray,
+                 options: DynamicsOptions, dt_atmos: float, *, ak: np.ndarray,
                  bk: np.ndarray, akap: float, cp_air: float,
                  communicator: Communicator, constants: Constants | None = None) -> None:  # fmt: skip
         self.grids, self.fields, self.options = grids, fields, options
@@ -45,9 +48,16 @@ class HydrostaticDynamics:
         self.tracers, self.ps = tracers, ps
         self.ak, self.bk, self.akap = np.asarray(ak), np.asarray(bk), akap
         self.npz = len(self.ak) - 1
-        self.core = HydrostaticCore(grids, fields, options.dyn_core, dt_atmos / options.k_split,
-                                    akap=akap, cp_air=cp_air, ptop=float(self.ak[0]),
-                                    communicator=communicator)  # fmt: skip
+        nh = options.nonhydrostatic
+        mdt = dt_atmos / options.k_split
+        if nh is None:
+            self.core = HydrostaticCore(grids, fields, options.dyn_core, mdt, akap=akap, cp_air=cp_air,
+                                        ptop=float(self.ak[0]), communicator=communicator)  # fmt: skip
+        else:
+            c = self._constants()
+            self.core = NonHydrostaticCore(grids, fields, options.dyn_core, nh, mdt, ak=self.ak, bk=self.bk,
+                                           akap=akap, cp_air=cp_air, rdgas=c.rdgas, grav=c.grav,
+                                           communicator=communicator)  # fmt: skip
         tracer_2d = Tracer2D1L if options.z_tracer else Tracer2D
         self.tracer_2d = tracer_2d(grids, communicator, options.hord_tr)
         self.dp1 = {r: np.zeros_like(f.delp.data) for r, f in fields.items()}
@@ -58,6 +68,10 @@ class HydrostaticDynamics:
         te0 = {r: self._energy(r) for r in self.grids} if consv > energy_fixer.CONSV_MIN else {}
         for r, g in self.grids.items():
             f, c = self.fields[r], _compute(g)
+            if self.options.nonhydrostatic is not None:  # pkz of the gas law (dry: 1 + dp1 = 1)
+                rdg = -self._constants().rdgas / self._constants().grav
+                f.pkz.data[c] = np.exp(self.akap * np.log(rdg * f.delp.data[c] * f.pt.data[c] * (1.0 + 0.0)
+                                                          / f.delz.data[c]))  # fmt: skip
             f.pt.data[c] = f.pt.data[c] / f.pkz.data[c]
         for n_map in range(1, k_split + 1):
             for r, f in self.fields.items():
@@ -137,14 +151,26 @@ class HydrostaticDynamics:
             f.pe.data[ring], f.delp.data[cells], f.pt.data[cells], f.u.data[u_pts],
             f.v.data[v_pts], [q[cells] for q in qs], f.pk.data[cells], f.peln.data[cells],
             self.ak, self.bk, akap=self.akap, kord_mt=o.kord_mt, kord_tm=o.kord_tm,
-            kord_tr=[o.kord_tr] * len(qs), fill=o.fill, last_step=last_step, ptop=float(self.ak[0]))  # fmt: skip
+            kord_tr=[o.kord_tr] * len(qs), fill=o.fill, last_step=last_step, ptop=float(self.ak[0]),
+            nonhydrostatic=self._remap_nonhydrostatic(f, cells))  # fmt: skip
         f.pe.data[ring] = out["pe"]
+        if o.nonhydrostatic is not None:
+            f.w.data[cells], f.delz.data[cells] = out["w"], out["delz"]
         for name, where in (("delp", cells), ("pt", cells), ("u", u_pts), ("v", v_pts),
                             ("pk", cells), ("peln", cells), ("pkz", cells)):  # fmt: skip
             getattr(f, name).data[where] = out[name]
         for q, new in zip(qs, out["q"]):
             q[cells] = new
         self.ps[r][cells] = out["ps"]
+
+
+    def _remap_nonhydrostatic(self, f: HydrostaticTileFields, cells: tuple[slice, slice]) -> dict | None:
+        nh = self.options.nonhydrostatic
+        if nh is None:
+            return None
+        c = self._constants()
+        return {"w": f.w.data[cells], "delz": f.delz.data[cells], "ws": f.ws.data[cells], "kord_wz": nh.kord_wz,
+                "rrg": -c.rdgas / c.grav, "k1k": c.rdgas / (self.cp_air - c.rdgas)}  # fmt: skip
 
 
 def _compute(g: Grid) -> tuple[slice, slice]:
