@@ -61,7 +61,9 @@ BAROCLINIC_DEFAULTS: dict[str, Any] = {
 THREE_D_KEYS: dict[str, Any] = {
     "k_split": 1, "hord_tr": 8, "kord_mt": 8, "kord_tm": -8, "kord_tr": 8, "n_sponge": 0,
     "d2_bg_k1": 4.0, "d2_bg_k2": 2.0, "is_ideal_case": False, "checker_tr": False,
-    "z_tracer": False, "fill": False, "consv_te": 0.0,
+    "z_tracer": False, "fill": False, "consv_te": 0.0, "hydrostatic": True, "a_imp": 0.75,
+    "p_fac": 0.05, "use_logp": False, "d2bg_zq": 0.0, "fast_tau_w_sec": 0.0, "rf_cutoff": 30.0e2,
+    "kord_wz": 8,
 }
 
 
@@ -125,6 +127,14 @@ class FV3Config:
     z_tracer: bool = False
     fill: bool = False
     consv_te: float = 0.0
+    hydrostatic: bool = True
+    a_imp: float = 0.75
+    p_fac: float = 0.05
+    use_logp: bool = False
+    d2bg_zq: float = 0.0
+    fast_tau_w_sec: float = 0.0
+    rf_cutoff: float = 30.0e2
+    kord_wz: int = 8
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -235,12 +245,31 @@ class FV3Config:
                 raise FV3ConfigError(f"{key}={getattr(self, key)}: use a coefficient >= 0")
         if self.alpha != 0.0:
             raise FV3ConfigError(f"alpha={self.alpha}: FV3's test_case 13 has alpha = 0")
+        if not self.hydrostatic:
+            self._check_nonhydrostatic()
         if self.consv_te > 1.0:
             raise FV3ConfigError(
                 f"consv_te={self.consv_te}: FV3's energy fixer restores the fraction consv_te "
                 "(0..1, 1: all) of the energy lost over each step, or adds a prescribed flux of "
                 "consv_te W/m^2 when negative; use a value <= 1"
             )
+
+    def _check_nonhydrostatic(self) -> None:
+        """FV3's non-hydrostatic core: the solvers and options fv3core ports."""
+        from fv3core.vertical.remapping import SUPPORTED_KORD
+
+        self.nonhydrostatic_options()  # refuses RIM_2D and p_fac out of range by name
+        if self.consv_te != 0.0:
+            raise FV3ConfigError(
+                f"consv_te={self.consv_te} with hydrostatic=False: the energy fixer's non-"
+                "hydrostatic total energy (with w and delz) is not ported; use consv_te=0")
+        if self.kord_wz not in SUPPORTED_KORD:
+            raise FV3ConfigError(f"kord_wz={self.kord_wz}: fv3core remaps w with FV3's "
+                                 f"cubic-spline profiles kord_wz in {SUPPORTED_KORD}")  # fmt: skip
+        if self.fast_tau_w_sec < 0.0 or self.rf_cutoff <= 0.0:
+            raise FV3ConfigError(f"fast_tau_w_sec={self.fast_tau_w_sec}, rf_cutoff="
+                                 f"{self.rf_cutoff}: use a time scale >= 0 s and a cut-off "
+                                 "pressure > 0 Pa")  # fmt: skip
 
     @property
     def is_3d(self) -> bool:
@@ -258,16 +287,28 @@ class FV3Config:
                               d2_bg_k2=self.d2_bg_k2, is_ideal_case=self.is_ideal_case,
                               beta=self.beta)  # fmt: skip
 
-    def hydrostatic_options(self) -> Any:
+    def nonhydrostatic_options(self) -> Any:
+        """``hydrostatic = False``: the keys FV3's non-hydrostatic core reads
+        (:class:`fv3core.dycore.options.NonHydrostaticOptions`); None when hydrostatic."""
+        from fv3core.dycore.options import NonHydrostaticOptions
+
+        if self.hydrostatic:
+            return None
+        return NonHydrostaticOptions(a_imp=self.a_imp, p_fac=self.p_fac, use_logp=self.use_logp,
+                                     d2bg_zq=self.d2bg_zq, fast_tau_w_sec=self.fast_tau_w_sec,
+                                     rf_cutoff=self.rf_cutoff, kord_wz=self.kord_wz)  # fmt: skip
+
+    def dynamics_options(self) -> Any:
         """The keys FV3's 3-D ``fv_dynamics`` reads
         (:class:`fv3core.dycore.fv_dynamics.DynamicsOptions`)."""
         from fv3core.dycore.fv_dynamics import DynamicsOptions
 
         return DynamicsOptions(self.dyn_core_options(), k_split=self.k_split,
-                                  hord_tr=self.hord_tr, kord_mt=self.kord_mt,
-                                  kord_tm=self.kord_tm, kord_tr=self.kord_tr,
-                                  fill=self.fill, z_tracer=self.z_tracer,
-                                  consv_te=self.consv_te)  # fmt: skip
+                               hord_tr=self.hord_tr, kord_mt=self.kord_mt,
+                               kord_tm=self.kord_tm, kord_tr=self.kord_tr,
+                               fill=self.fill, z_tracer=self.z_tracer,
+                               consv_te=self.consv_te,
+                               nonhydrostatic=self.nonhydrostatic_options())  # fmt: skip
 
     @property
     def physical_constants(self) -> Constants:

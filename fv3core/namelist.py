@@ -167,7 +167,25 @@ class FV3Namelist:
                             supported=(False,), why="no grid stretching")  # fmt: skip
     hydrostatic: bool = _key(FV, C, _A + "840", "hydrostatic (true) or nonhydrostatic solver",
                              True, supported=(True,),
-                             why="the shallow-water core is hydrostatic")  # fmt: skip
+                             why="the shallow-water core is hydrostatic",
+                             three_d=(U, (), ""))  # fmt: skip
+    # --- fv_core_nml: the nonhydrostatic solver (hydrostatic = .false.) -------------------------
+    a_imp: float = _key(FV, I, _A + "534", "the vertical solver of the nonhydrostatic core: > 0.999 "
+                        "SIM1, 0.5-0.999 SIM (off-centred by a_imp), < -0.5 SIM3, < -0.999 SIM3p0, "
+                        "-0.5..0.5 RIM_2D (nh_utils.F90)", 0.75,
+                        three_d=(U, (), ""))  # fmt: skip
+    p_fac: float = _key(FV, I, _A + "525", "safety factor of the nonhydrostatic pressure: the full "
+                        "pressure is at least p_fac times the hydrostatic one", 0.05,
+                        three_d=(U, (), ""))  # fmt: skip
+    use_logp: bool = _key(FV, I, _A + "552", "the nonhydrostatic pressure gradient in log(p) (Lin "
+                          "1997 variant)", False, three_d=(U, (), ""))  # fmt: skip
+    d2bg_zq: float = _key(FV, I, _A + "286", "implicit vertical diffusion of w (nonhydrostatic)",
+                          0.0, three_d=(U, (), ""))  # fmt: skip
+    fast_tau_w_sec: float = _key(FV, I, _A + "702", "time scale (s) of the Rayleigh damping of w "
+                                 "in the vertical solvers, above rf_cutoff (0: none)", 0.0,
+                                 three_d=(U, (), ""))  # fmt: skip
+    rf_cutoff: float = _key(FV, I, _A + "699", "pressure (Pa) below which no Rayleigh damping is "
+                            "applied", 30.0e2, three_d=(U, (), ""))  # fmt: skip
     # --- fv_core_nml: time stepping ----------------------------------------------------------
     n_split: int = _key(FV, U, _A + "544", "acoustic (small) time steps per remapping step; 0: "
                         "FV3 chooses from resolution, dt_atmos and k_split "
@@ -198,7 +216,7 @@ class FV3Namelist:
     kord_mt: int = _key(FV, I, _A + "253", "vertical remapping scheme of the winds (the 3-D "
                         "core; none with npz = 1)", 8, three_d=(U, (), ""))  # fmt: skip
     kord_wz: int = _key(FV, I, _A + "257", "vertical remapping scheme of w (nonhydrostatic "
-                        "runs only)", 8)  # fmt: skip
+                        "runs only)", 8, three_d=(U, (), ""))  # fmt: skip
     kord_tm: int = _key(FV, I, _A + "271", "vertical remapping scheme of temperature (< 0) or "
                         "potential temperature (the 3-D core; none with npz = 1)", -8,
                         three_d=(U, (), ""))  # fmt: skip
@@ -364,7 +382,9 @@ class FV3Namelist:
     @property
     def core(self) -> str:
         """Which of fv3core's cores runs the namelist, for messages."""
-        return "hydrostatic 3-D core" if self.is_3d else "shallow-water core"
+        if not self.is_3d:
+            return "shallow-water core"
+        return "hydrostatic 3-D core" if self.hydrostatic else "non-hydrostatic 3-D core"
 
     def role(self, key: str) -> tuple[KeyRole, tuple[Any, ...], str]:
         """``key``'s role, supported values and why, in this namelist's build."""
@@ -563,12 +583,12 @@ IGNORED_KEYS: dict[str, frozenset[str]] = {
         "ignore_rst_cksum", "restart_from_agrid_winds", "res_latlon_dynamics",
         "res_latlon_tracers", "ncep_ic", "nggps_ic", "hrrrv3_ic", "ecmwf_ic", "use_gfso3",
         "fv_diag_ic", "halo_update_type", "reproduce_sum", "use_old_omega", "nf_omega",
-        "pnats", "dnrts", "m_split", "a_imp", "p_fac", "use_logp", "d2bg_zq", "fill_wz",
+        "pnats", "dnrts", "m_split", "fill_wz",
         "make_hybrid_z",
         "phys_hydrostatic", "use_hydro_pressure", "do_uni_zfull", "gfs_phil", "fill_gfs",
         "filter_phys", "dwind_2d", "tau_h2o", "delt_max", "prevent_diss_cooling",
         "pass_full_omega_to_physics_in_non_hydrostatic_mode", "nudge_qv", "nudge_dz",
-        "dry_mass", "rf_cutoff", "sg_cutoff", "fv_sg_adj_weak",
+        "dry_mass", "sg_cutoff", "fv_sg_adj_weak",
         "nord_zs_filter", "target_lat", "target_lon", "p_ref",
         "dx_const", "dy_const", "umax", "deglat", "domain_deg", "deglon_start", "deglon_stop",
         "deglat_start", "deglat_stop", "twowaynest", "nestbctype", "nestupdate", "nsponge",
@@ -588,7 +608,7 @@ DEFAULT_ONLY: dict[str, dict[str, Any]] = {
         "lim_fac": 1.0, "smag2d": 0.0, "non_ortho": True, "d_con": 0.0, "ke_bg": 0.0,
         "convert_ke": False, "do_held_suarez": False, "fill_dp": False,
         "consv_am": False, "rf_fast": False, "no_dycore": False, "tau": 0.0,
-        "fast_tau_w_sec": 0.0, "fv_sg_adj": -1, "breed_vortex_inline": False,
+        "fv_sg_adj": -1, "breed_vortex_inline": False,
         "hybrid_z": False, "make_nh": False, "n_zs_filter": 0, "full_zs_filter": False,
         "add_noise": -1.0, "nested": False, "regional": False, "adj_mass_vmr": 0,
     },  # fmt: skip

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # FV3's Jablonowski & Williamson (2006) baroclinic wave (test_case = 13) and its steady state
-# (test_case = 12) on the hydrostatic 3-D core (fv3_hydro.x, DYCORE=hydrostatic build.sh):
+# (test_case = 12) on the 3-D core (fv3_hydro.x, DYCORE=hydrostatic build.sh; hydrostatic, or
+# non-hydrostatic where a row's 11th column HYDROSTATIC is .false.: the jwnh_ runs, which also write w, delz):
 # adiabatic, no physics, no Rayleigh friction, FV3's set_eta levels for npz (26: the JW table).
 # One namelist template; each run differs only in the keys its row below sets (resolution,
 # n_split, dt_atmos, length, output interval, consv_te, checker_tr: FV3's checkerboard in
@@ -11,7 +12,7 @@
 # Writes CASES_DIR/<run>/ (and <run>/t0/) and, unless --inputs-only, runs each with run.sh into
 # RUNS_DIR/<run>/ (and <run>/t0/).
 # Usage: jw_cases.sh [--inputs-only] [--row "RUN NPX N_SPLIT DT_ATMOS DAYS OUT_HOURS CONSV_TE
-#                    CHECKER_TR NPZ TEST_CASE"] [RUN ...]    (default: jw_C24_L26 jw_C48_L26)
+#                    CHECKER_TR NPZ TEST_CASE [HYDROSTATIC]"] [RUN ...]    (default: jw_C24_L26 jw_C48_L26)
 #   --row adds a run of that name with those columns of RUN_TABLE (below) and runs only it and
 #   the RUNs named (stratoflow bench fv3 --case baroclinic writes its case this way)
 # Env: FV3_WORK_DIR (default /work/fortran_fv3_hydro), FV3_EXE (default FV3_WORK_DIR/bin/fv3_hydro.x)
@@ -23,7 +24,7 @@ CASES_DIR="${CASES_DIR:-${WORK_DIR}/cases}"
 RUNS_DIR="${RUNS_DIR:-${WORK_DIR}/runs}"
 export FV3_EXE="${FV3_EXE:-${WORK_DIR}/bin/fv3_hydro.x}"
 
-#        run                  npx n_split dt_atmos days out_hours consv_te checker_tr npz test_case
+#        run                  npx n_split dt_atmos days out_hours consv_te checker_tr npz test_case [hydrostatic, .true.]
 RUN_TABLE=(
     "jw_C24_L26               25  4       3600     1    6         0.       .F.  26  13"
     "jw_C24_L26_consv_te      25  4       3600     1    6         1.       .F.  26  13"
@@ -32,6 +33,8 @@ RUN_TABLE=(
     "jw_C48_L26_checker       49  4       1800     10   24        0.       .T.  26  13"
     "jw_C96_L26_checker       97  8       1800     1    24        0.       .T.  26  13"
     "jws_C24_L30              25  4       3600     30   24        0.       .F.  30  12"
+    "jwnh_C24_L26             25  4       3600     1    6         0.       .F.  26  13  .false."
+    "jwnh_C48_L26             49  4       1800     10   24        0.       .F.  26  13  .false."
 )
 RUNS=(jw_C24_L26 jw_C24_L26_consv_te jw_C48_L26)
 
@@ -43,8 +46,8 @@ while [[ $# -gt 0 ]]; do
         --row)
             if [[ $# -lt 2 ]]; then echo "jw_cases.sh: --row needs a quoted row" >&2; exit 2; fi
             read -r -a cols <<< "$2"
-            if [[ "${#cols[@]}" != "10" ]]; then
-                echo "jw_cases.sh: --row '$2': give 10 columns (run npx n_split dt_atmos days out_hours consv_te checker_tr npz test_case)" >&2
+            if [[ "${#cols[@]}" != "10" && "${#cols[@]}" != "11" ]]; then
+                echo "jw_cases.sh: --row '$2': give 10 or 11 columns (run npx n_split dt_atmos days out_hours consv_te checker_tr npz test_case [hydrostatic])" >&2
                 exit 2
             fi
             RUN_TABLE+=("$2")
@@ -59,7 +62,7 @@ if [[ $# -gt 0 || "${#extra[@]}" -gt 0 ]]; then
     RUNS=("${extra[@]}" "$@")
 fi
 
-input_nml() {  # npx n_split dt_atmos days consv_te checker_tr npz test_case
+input_nml() {  # npx n_split dt_atmos days consv_te checker_tr npz test_case hydrostatic
     cat <<EOF
  &diag_manager_nml
     prepend_date = .F.
@@ -87,7 +90,7 @@ input_nml() {  # npx n_split dt_atmos days consv_te checker_tr npz test_case
        ntiles   = 6
        npz    = $7
        grid_type = 0
-       hydrostatic = .true.
+       hydrostatic = $9
        fv_debug = .F.
        range_warn = .T.
        k_split = 2
@@ -144,7 +147,7 @@ EOF
 FIELDS_2D=(ps u850 v850 t850 vort850)
 FIELDS_3D=(delp temp ucomp vcomp vort sphum)
 
-diag_table() {  # title, output file name, its interval (hours; -1: end of run)
+diag_table() {  # title, output file name, its interval (hours; -1: end of run), hydrostatic
     echo "$1"
     echo "0 0 0 0 0 0"
     echo '"grid_spec",    -1,  "hours",  1, "days", "time",'
@@ -160,7 +163,9 @@ diag_table() {  # title, output file name, its interval (hours; -1: end of run)
         echo "\"dynamics\", \"${v}\", \"${v}\", \"atmos_static\", \"all\", .false., \"none\", 1,"
     done
     echo
-    for v in "${FIELDS_2D[@]}" "${FIELDS_3D[@]}"; do
+    local fields3d=("${FIELDS_3D[@]}")
+    if [[ "$4" == ".false." ]]; then fields3d+=(w delz); fi
+    for v in "${FIELDS_2D[@]}" "${fields3d[@]}"; do
         echo "\"dynamics\", \"${v}\", \"${v}\", \"$2\", \"all\", .false., \"none\", 1,"
     done
 }
@@ -186,18 +191,19 @@ for run in "${RUNS[@]}"; do
         echo "jw_cases.sh: unknown run ${run}; known: ${RUNS[*]}" >&2
         exit 2
     fi
-    read -r npx n_split dt days out_hours consv_te checker_tr npz test_case <<< "${row}"
+    read -r npx n_split dt days out_hours consv_te checker_tr npz test_case hydrostatic <<< "${row}"
+    hydrostatic="${hydrostatic:-.true.}"
     dir="${CASES_DIR}/${run}"
     rm -rf "${dir}"
     mkdir -p "${dir}/t0"
-    input_nml "${npx}" "${n_split}" "${dt}" "${days}" "${consv_te}" "${checker_tr}" "${npz}" "${test_case}" > "${dir}/input.nml"
-    diag_table "${run}" atmos_out "${out_hours}" > "${dir}/diag_table"
+    input_nml "${npx}" "${n_split}" "${dt}" "${days}" "${consv_te}" "${checker_tr}" "${npz}" "${test_case}" "${hydrostatic}" > "${dir}/input.nml"
+    diag_table "${run}" atmos_out "${out_hours}" "${hydrostatic}" > "${dir}/diag_table"
     field_table > "${dir}/field_table"
     : > "${dir}/data_table"
-    input_nml "${npx}" "${n_split}" "${dt}" 0 "${consv_te}" "${checker_tr}" "${npz}" "${test_case}" > "${dir}/t0/input.nml"
-    diag_table "${run}.t0" atmos_t0 -1 > "${dir}/t0/diag_table"
+    input_nml "${npx}" "${n_split}" "${dt}" 0 "${consv_te}" "${checker_tr}" "${npz}" "${test_case}" "${hydrostatic}" > "${dir}/t0/input.nml"
+    diag_table "${run}.t0" atmos_t0 -1 "${hydrostatic}" > "${dir}/t0/diag_table"
     cp "${dir}/field_table" "${dir}/data_table" "${dir}/t0/"
-    echo "== ${run}: npx ${npx}, n_split ${n_split}, dt_atmos ${dt}, ${days} days, output every ${out_hours} h, consv_te ${consv_te}, checker_tr ${checker_tr}, npz ${npz}, test_case ${test_case}"
+    echo "== ${run}: npx ${npx}, n_split ${n_split}, dt_atmos ${dt}, ${days} days, output every ${out_hours} h, consv_te ${consv_te}, checker_tr ${checker_tr}, npz ${npz}, test_case ${test_case}, hydrostatic ${hydrostatic}"
     if [[ "${inputs_only}" == "0" ]]; then
         # run.sh starts from an empty OUT_DIR: the run first, then its t0/ inside it
         "${HERE}/run.sh" "${dir}" "${RUNS_DIR}/${run}"

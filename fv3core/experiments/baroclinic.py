@@ -1,4 +1,4 @@
-"""FV3's hydrostatic 3-D core as an experiment of :mod:`fv3core.experiments.driver`: the Jablonowski &
+"""FV3's 3-D core (hydrostatic or not) as an experiment of :mod:`fv3core.experiments.driver`: the Jablonowski &
 Williamson (2006) baroclinic wave (``case="baroclinic"``, FV3's ``test_case = 13``) and its
 balanced steady state (``"baroclinic_steady"``, ``test_case = 12``) on FV3's grid, FV3's
 initial state (:func:`~fv3core.testcases.jablonowski_williamson.init_jw`), FV3's
@@ -53,7 +53,7 @@ def _interior(a: np.ndarray, h: int, nx: int, ny: int) -> np.ndarray:
     return a[h : h + nx, h : h + ny]
 
 
-class HydrostaticModel:
+class BaroclinicModel:
     """FV3's 3-D core on the ranks of this process; :meth:`step` is one ``dt_atmos``."""
 
     def __init__(self, dynamics: DynamicalCore, metrics: dict[int, MetricTerms],
@@ -66,8 +66,8 @@ class HydrostaticModel:
 
     def output_fields(self) -> RankFields:
         """Per rank (compute cells): ``ps``, ``t850``, ``u850``, ``v850``, ``vort850``; the 3-D
-        ``ua``, ``va`` (A-grid winds, FV3's ``c2l_ord4``), ``temperature``, ``delp`` and the
-        interfaces' ``pe``; per tracer its mixing ratio and its column burden
+        ``ua``, ``va`` (A-grid winds, FV3's ``c2l_ord4``), ``temperature``, ``delp``, the
+        interfaces' ``pe`` and, non-hydrostatic, ``w`` and ``delz``; per tracer its mixing ratio and its column burden
         ``<name>_column`` (kg m-2); ``phis``.  Collective: first the D-grid winds' halo update
         that FV3's ``cubed_to_latlon`` does before ``c2l_ord4`` (the next step updates them
         again before reading them, so the dynamics is not changed)."""
@@ -94,6 +94,8 @@ class HydrostaticModel:
             fields = {"ps": cells(a["ps"]), **f850, "ua": cells(ua), "va": cells(va),
                       "temperature": cells(a["pt"]), "delp": cells(a["delp"]), "pe": pe,
                       "phis": cells(self.phis[r])}  # fmt: skip
+            if "w" in a:  # non-hydrostatic
+                fields["w"], fields["delz"] = cells(a["w"]), cells(a["delz"])
             for name in rank.tracer_names:
                 q = cells(a[name])
                 fields[name] = q
@@ -140,7 +142,8 @@ class BaroclinicExperiment:
             cube = CubedSphere.build(cfg.resolution, radius=c.radius, omega=c.omega)
             self._initial = init_jw(cube, self.levels, constants=c,
                                     perturbation=BAROCLINIC_TEST_CASES[cfg.case] == 13,
-                                    tracer_names=self.tracer_names, checker_tr=cfg.checker_tr)  # fmt: skip
+                                    tracer_names=self.tracer_names, checker_tr=cfg.checker_tr,
+                                    hydrostatic=cfg.hydrostatic)  # fmt: skip
         return self._initial
 
     def metric(self, rank: Rank) -> MetricTerms:
@@ -162,22 +165,23 @@ class BaroclinicExperiment:
         return float(((speed + sound) / dx).max())
 
     def build(self, factory: StencilFactory, decomposition: Decomposition, dt: float
-              ) -> HydrostaticModel:  # fmt: skip
+              ) -> BaroclinicModel:  # fmt: skip
         metrics = {r.rank: self.metric(r) for r in decomposition.ranks}
         states, tracers, phis = {}, {}, {}
         for r in decomposition.ranks:
             s = self.initial.for_rank(r.spec)
-            states[r.rank] = {k: getattr(s, k) for k in ("delp", "pt", "u", "v", "phis", "pe",
-                                                          "peln", "pk", "pkz", "ps")}  # fmt: skip
+            names = ("delp", "pt", "u", "v", "phis", "pe", "peln", "pk", "pkz", "ps")
+            states[r.rank] = {k: getattr(s, k) for k in names + (() if self.config.hydrostatic
+                                                                  else ("w", "delz"))}  # fmt: skip
             tracers[r.rank] = s.q
             phis[r.rank] = s.phis
         c = self.constants
         dynamics = DynamicalCore(factory, metrics, states, tracers,
-                                          self.config.hydrostatic_options(), dt,
+                                          self.config.dynamics_options(), dt,
                                           decomposition.communicator, ak=self.levels.ak,
                                           bk=self.levels.bk, akap=c.kappa, cp_air=c.cp_air,
                                           constants=c)  # fmt: skip
-        return HydrostaticModel(dynamics, metrics, phis, self.config)
+        return BaroclinicModel(dynamics, metrics, phis, self.config)
 
     def regridder(self, grid: GlobalGrid):
         """The lon-lat regridder of the gathered cell centres (built once)."""
@@ -233,6 +237,9 @@ class BaroclinicExperiment:
         d["u_zonal_mean_l2"] = zonal_mean_wind_l2(u_ll, u0_ll, regrid.lat, dp)
         fields = {name: end[name] for name in FIELDS_2D}
         fields["ps_initial"] = start["ps"]
+        if "w" in end:  # non-hydrostatic: w and delz on the model layers, FV3's w extremes
+            fields["w"], fields["delz"] = end["w"], end["delz"]
+            d["w_min"], d["w_max"] = float(end["w"].min()), float(end["w"].max())
         for name in self.tracer_names:
             fields[f"{name}_column"] = end[f"{name}_column"]
         latlon = {f"{name}_latlon": regrid(fields[name]) for name in FIELDS_2D}

@@ -27,6 +27,8 @@ FIELD_ATTRS: dict[str, tuple[str, str]] = {
     "vort850": ("s-1", "relative vorticity at 850 hPa (D-grid circulation, in ln p)"),
     "sphum_column": ("kg m-2", "column burden of the tracer sphum"),
     "checker_column": ("kg m-2", "column burden of FV3's checkerboard tracer"),
+    "w": ("m s-1", "vertical velocity (non-hydrostatic core)"),
+    "delz": ("m", "layer thickness, negative (FV3's delz; non-hydrostatic core)"),
 }
 #: output fields on the regular lon-lat grid carry this suffix (dims lat, lon)
 LATLON_SUFFIX = "_latlon"
@@ -43,9 +45,12 @@ def write_netcdf(result: RunResult, path: str | Path) -> Path:
     dims = ("time", "tile", "y", "x")
 
     def var(a: np.ndarray, units: str, long_name: str, **extra: str) -> xr.Variable:
-        # global arrays are [tile, i, j] = [tile, x, y]; CF order is (tile, y, x)
-        return xr.Variable(dims, a.transpose(0, 2, 1)[None], {"units": units,
-                           "long_name": long_name, **extra})  # fmt: skip
+        # global arrays are [tile, i, j] = [tile, x, y] or, on the model layers, [tile, i, j, k];
+        # CF order is (tile, y, x) and (layer, tile, y, x)
+        attrs = {"units": units, "long_name": long_name, **extra}
+        if a.ndim == 4:
+            return xr.Variable(("time", "layer", *dims[1:]), a.transpose(3, 0, 2, 1)[None], attrs)
+        return xr.Variable(dims, a.transpose(0, 2, 1)[None], attrs)
 
     tiles = {n: a for n, a in result.fields.items() if not n.endswith(LATLON_SUFFIX)}
     data = {name: var(a, *FIELD_ATTRS.get(name, ("1", name))) for name, a in tiles.items()}
@@ -65,6 +70,10 @@ def write_netcdf(result: RunResult, path: str | Path) -> Path:
             data[name] = xr.Variable(("time", "lat_ll", "lon_ll"), a[None], {
                 "units": units, "long_name": f"{long_name}, linearly interpolated to a regular "
                 "lon-lat grid"})  # fmt: skip
+    layers = {a.shape[3] for a in tiles.values() if a.ndim == 4}
+    layer_coords = ({"layer": ("layer", np.arange(1, layers.pop() + 1),
+                               {"long_name": "model layer, 1 = the top (FV3's k)", "positive": "down"})}
+                    if layers else {})  # fmt: skip
     ds = xr.Dataset(
         data,
         coords={
@@ -78,6 +87,7 @@ def write_netcdf(result: RunResult, path: str | Path) -> Path:
             "area": (("tile", "y", "x"), result.area.transpose(0, 2, 1),
                      {"units": "m2", "standard_name": "cell_area"}),
             **coords_ll,
+            **layer_coords,
         },  # fmt: skip
         attrs={
             "Conventions": "CF-1.8",

@@ -339,6 +339,8 @@ def load_run_extract(path: str | Path) -> RunExtract:
 RUN3D_FORMAT = 3
 #: 3-D fields of a 3-D run extract, ``[time, tile, i, j, k]`` (k = 0 the top layer), and units
 FIELDS_3D = {"delp": "Pa", "temp": "K", "ucomp": "m/s", "vcomp": "m/s", "sphum": "kg/kg"}
+#: the non-hydrostatic core's 3-D fields (runs with ``hydrostatic = .false.``), as FIELDS_3D
+FIELDS_NONHYDROSTATIC = {"w": "m/s", "delz": "m"}
 #: 2-D fields, ``[time, tile, i, j]``
 FIELDS_2D = {"ps": "Pa", "u850": "m/s", "v850": "m/s", "t850": "K", "vort850": "1/s"}
 #: D-grid winds from the restarts (``RESTART/fv_core.res.tile*.nc``), at t = 0 (the t0
@@ -354,15 +356,21 @@ def is_3d_run(reference: FV3Reference) -> bool:
     return int(reference.namelist.get("fv_core_nml", {}).get("npz", 1)) > 1
 
 
+def is_hydrostatic_run(reference: FV3Reference) -> bool:
+    """Whether ``reference`` ran FV3's hydrostatic core (``hydrostatic``, default true)."""
+    return bool(reference.namelist.get("fv_core_nml", {}).get("hydrostatic", True))
+
+
 def parse_field_specs(specs: tuple[str, ...], hours: tuple[float, ...]
                       ) -> dict[str, tuple[float, ...]]:  # fmt: skip
     """``NAME`` (at every one of ``hours``) or ``NAME:H1,H2`` (at those hours only) -> hours."""
     out: dict[str, tuple[float, ...]] = {}
     for spec in specs:
         name, sep, when = spec.partition(":")
-        if name not in FIELDS_3D_RUN:
+        if name not in FIELDS_3D_RUN and name not in FIELDS_NONHYDROSTATIC:
             raise FV3ReferenceError(f"unknown field {name!r} in {spec!r}: a 3-D extract takes "
-                                    f"{FIELDS_3D_RUN}")  # fmt: skip
+                                    f"{FIELDS_3D_RUN} and, of a non-hydrostatic run, "
+                                    f"{tuple(FIELDS_NONHYDROSTATIC)}")  # fmt: skip
         try:
             times = tuple(float(h) for h in when.split(",")) if sep else hours
         except ValueError:
@@ -630,7 +638,7 @@ def extract_3d_run(reference: FV3Reference, fields: dict[str, tuple[float, ...]]
         sources.append(stdout)
     main = reference.namelist.get("main_nml", {})
     steps = round(end * 3600.0 / float(main.get("dt_atmos", 1.0)))
-    units = {**FIELDS_3D, **FIELDS_2D, **DGRID}
+    units = {**FIELDS_3D, **FIELDS_NONHYDROSTATIC, **FIELDS_2D, **DGRID}
     meta = {"format": RUN3D_FORMAT, "run": reference.name,
             "timings_s": timings, "steps": steps,
             "field_hours": {n: list(h) for n, h in fields.items()},
@@ -783,7 +791,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--fields", nargs="+", default=None, metavar="NAME[:H1,H2]",
                    help="with --run of a 3-D run: the fields to extract, each at every one of "
                    "--hours or at the hours after its colon (default: all of "
-                   f"{', '.join(FIELDS_3D_RUN)}; the D-grid winds at 0 and the run's end)")
+                   f"{', '.join(FIELDS_3D_RUN)}, and of a non-hydrostatic run "
+                   f"{', '.join(FIELDS_NONHYDROSTATIC)}; the D-grid winds at 0 and the run's end)")
     p.add_argument("--force", action="store_true", help="replace an existing output")
     args = p.parse_args(argv)
     command = shlex.join(["python", "-m", "fv3core.validation.extract", *argv])
@@ -792,8 +801,9 @@ def main(argv: list[str] | None = None) -> int:
             run = FV3Reference(args.run)
             hours = tuple(args.hours) if args.hours else (0.0, 6.0, 24.0)
             ends = ",".join(f"{h:g}" for h in hours if h in (0.0, run.run_hours))
+            names = FIELDS_3D_RUN + (tuple(FIELDS_NONHYDROSTATIC) if not is_hydrostatic_run(run) else ())
             specs = tuple(args.fields) if args.fields else tuple(
-                n if n not in DGRID else f"{n}:{ends}" for n in FIELDS_3D_RUN
+                n if n not in DGRID else f"{n}:{ends}" for n in names
                 if n not in DGRID or ends)  # fmt: skip
             out = write_3d_run_extract(run, args.output, fields=parse_field_specs(specs, hours),
                                        t0=args.t0, command=command, overwrite=args.force)  # fmt: skip

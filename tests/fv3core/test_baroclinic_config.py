@@ -16,7 +16,7 @@ def test_baroclinic_defaults_are_fv3s_jw_options() -> None:
     assert (cfg.nz, cfg.k_split, cfg.n_split, cfg.hord_tm, cfg.hord_tr) == (26, 2, 4, 10, 8)
     assert (cfg.kord_mt, cfg.kord_tm, cfg.kord_tr, cfg.d2_bg_k1, cfg.d2_bg_k2) == (8, -8, 8, 0.15, 0.02)
     assert cfg.resolution == 24 and cfg.dt == 3600.0 and cfg.is_3d
-    o = cfg.hydrostatic_options()
+    o = cfg.dynamics_options()
     assert o.k_split == 2 and o.dyn_core.n_split == 4 and o.dyn_core.is_ideal_case
     assert BAROCLINIC_DEFAULTS["nord"] == 1 and cfg.constants == "ufs"
 
@@ -38,3 +38,27 @@ def test_3d_refusals_name_the_key(changes, key) -> None:
 def test_shallow_water_refuses_3d_keys(changes, key) -> None:
     with pytest.raises(FV3ConfigError, match=key):
         FV3Config.from_dict({"case": "williamson2", **changes})
+
+
+def test_non_hydrostatic_keys_reach_the_options() -> None:
+    """hydrostatic=False: FV3's non-hydrostatic keys (defaults a_imp 0.75, p_fac 0.05, kord_wz 8)
+    reach NonHydrostaticOptions; hydrostatic: none."""
+    assert FV3Config.from_dict({"case": "baroclinic"}).dynamics_options().nonhydrostatic is None
+    cfg = FV3Config.from_dict({"case": "baroclinic", "hydrostatic": False, "a_imp": 1.0, "use_logp": True})
+    nh = cfg.dynamics_options().nonhydrostatic
+    assert (nh.a_imp, nh.p_fac, nh.use_logp, nh.kord_wz, nh.rf_cutoff) == (1.0, 0.05, True, 8, 3000.0)
+
+
+@pytest.mark.parametrize("changes, key", [
+    ({"a_imp": 0.3}, "RIM_2D"), ({"consv_te": 1.0}, "consv_te=1.0 with hydrostatic=False"),
+    ({"kord_wz": 7}, "kord_wz=7"),
+    ({"p_fac": 1.5}, "p_fac=1.5"), ({"fast_tau_w_sec": -1.0}, "fast_tau_w_sec=-1.0"),
+])  # fmt: skip
+def test_non_hydrostatic_refusals_name_the_key(changes, key) -> None:
+    with pytest.raises(FV3ConfigError, match=key):
+        FV3Config.from_dict({"case": "baroclinic", "hydrostatic": False, **changes})
+
+
+def test_shallow_water_is_hydrostatic() -> None:
+    with pytest.raises(FV3ConfigError, match="hydrostatic=False"):
+        FV3Config.from_dict({"case": "williamson2", "hydrostatic": False})

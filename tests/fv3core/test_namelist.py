@@ -466,7 +466,7 @@ def test_the_fortran_jw_namelist_gives_fv3s_3d_configuration() -> None:
     assert (cfg.kord_mt, cfg.kord_tm, cfg.kord_tr, cfg.nord, cfg.d4_bg) == (8, -8, 8, 1, 0.12)
     assert (cfg.n_sponge, cfg.d2_bg_k1, cfg.d2_bg_k2, cfg.is_ideal_case) == (1, 0.15, 0.02, True)
     assert (cfg.fill, cfg.z_tracer, cfg.checker_tr, cfg.constants) == (False, False, False, "ufs")
-    opts = cfg.hydrostatic_options()
+    opts = cfg.dynamics_options()
     assert (opts.k_split, opts.fill, opts.dyn_core.n_sponge, opts.dyn_core.d2_bg_k1) == (
         2, False, 1, 0.15)  # fmt: skip
     nml = FV3Namelist.from_text(JW_NAMELIST.read_text().replace("test_case = 13",
@@ -532,3 +532,13 @@ def test_3d_options_of_a_namelist_reach_the_config() -> None:
                                                       "    checker_tr = .T."), "jw.nml"))  # fmt: skip
     assert (cfg.k_split, cfg.n_sponge, cfg.fill, cfg.z_tracer, cfg.kord_tm) == (1, 2, True, True, 9)
     assert (cfg.hord_tm, cfg.d2_bg_k1, cfg.checker_tr) == (8, 0.2, True)
+
+
+def test_non_hydrostatic_namelist_reaches_the_config() -> None:
+    """hydrostatic = .false. and FV3's non-hydrostatic keys of fv_core_nml set FV3Config's keys
+    of the same name; RIM_2D's a_imp is refused naming a_imp's solver."""
+    text = _jw(hydrostatic=".false.", a_imp="1.0", p_fac="0.1", kord_wz="9", d2bg_zq="0.01")
+    cfg = FV3Config.from_namelist(_write(text, "nh.nml"))
+    assert (cfg.hydrostatic, cfg.a_imp, cfg.p_fac, cfg.kord_wz, cfg.d2bg_zq) == (False, 1.0, 0.1, 9, 0.01)
+    with pytest.raises(FV3ConfigError, match="RIM_2D"):
+        FV3Config.from_namelist(_write(_jw(hydrostatic=".false.", a_imp="0.4"), "rim.nml"))

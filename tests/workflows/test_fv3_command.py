@@ -97,7 +97,7 @@ def test_baroclinic_options_reach_the_config_and_keep_daily_fields(tmp_path, mon
     assert main(argv) == 0
     ((config, kwargs),) = calls
     assert (config.nz, config.k_split, config.n_split, config.dt, config.hord_tm) == (30, 1, 4, 1800.0, 10)
-    assert config.consv_te == 1.0 and config.hydrostatic_options().consv_te == 1.0
+    assert config.consv_te == 1.0 and config.dynamics_options().consv_te == 1.0
     assert kwargs["history_every_s"] == 86400.0
     with pytest.raises(SystemExit) as info:
         main([*argv[:-3], "--consv-te", "nan"])

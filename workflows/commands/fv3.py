@@ -54,7 +54,8 @@ def register(sub: argparse._SubParsersAction) -> None:
             "zonal-mean wind change, writes ps, t850, u850, v850, vort850 on the tiles and on a "
             "1-degree lon-lat grid, and with --output a PNG of ps and vort850 at days 7, 9, 10 "
             "(those the run reaches). Example: stratoflow fv3 run --case baroclinic --resolution "
-            "48 --levels 30 --days 10 --output jw.nc"
+            "48 --levels 30 --days 10 --output jw.nc; with --non-hydrostatic on FV3's "
+            "non-hydrostatic core (also from a namelist with hydrostatic = .false.)"
         ),
     )
     run.add_argument("--config", help="YAML file with FV3Config keys (CLI options override it)")
@@ -81,6 +82,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--checker-tr", dest="checker_tr", action=argparse.BooleanOptionalAction,
                      help="3-D cases: carry FV3's checkerboard tracer (test_case_nml checker_tr) "
                      "beside sphum")  # fmt: skip
+    solver = run.add_mutually_exclusive_group()
+    solver.add_argument("--hydrostatic", dest="hydrostatic", action="store_const", const=True,
+                        help="3-D cases: FV3's hydrostatic core (hydrostatic = .true.; the default)")
+    solver.add_argument("--non-hydrostatic", dest="hydrostatic", action="store_const", const=False,
+                        help="3-D cases: FV3's non-hydrostatic core (hydrostatic = .false., FV3's "
+                        "production configuration): w and delz, the vertical solver --a-imp; "
+                        "writes w and delz on the model layers")  # fmt: skip
+    run.add_argument("--a-imp", dest="a_imp", type=finite_number(),
+                     help="non-hydrostatic: FV3's a_imp, the vertical solver: > 0.999 SIM1, "
+                     "0.5-0.999 SIM off-centred by a_imp (default 0.75), < -0.5 SIM3, "
+                     "< -0.999 SIM3p0")  # fmt: skip
     run.add_argument("--resolution", type=whole_number(1), help="cubed sphere C<N> (default 48)")
     run.add_argument("--days", type=positive_number,
                      help="simulated days (default: the case's standard length: williamson1 12, "
@@ -176,7 +188,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 #: the options of `fv3 run` that set an FV3Config key of the same name
 CONFIG_OPTIONS = ("case", "resolution", "days", "layout", "backend", "dt", "courant", "hord",
                   "alpha", "n_split", "dddmp", "nord", "d4_bg", "constants", "d2_bg", "do_vort_damp", "vtdm4", "beta", "print_freq", "nz",
-                  "k_split", "checker_tr", "consv_te")  # fmt: skip
+                  "k_split", "checker_tr", "consv_te", "hydrostatic", "a_imp")  # fmt: skip
 #: the days of JW06's figures that `fv3 run --case baroclinic --output` draws
 BAROCLINIC_PLOT_DAYS = (7.0, 9.0, 10.0)
 
