@@ -191,7 +191,9 @@ class FV3Step(StepBase):
     time if fv3core cannot read or run it); then ``case``, ``resolution``, ``layout`` and
     ``days`` come from the namelist unless the step sets them (an override). Without a
     namelist they default to williamson2, 24, 1 and 1.0.  ``levels``: the 3-D cases' layers
-    (``stratoflow fv3 run --levels``, FV3's npz; default 26)."""
+    (``stratoflow fv3 run --levels``, FV3's npz; default 26); ``hydrostatic``: false runs the
+    3-D cases on FV3's non-hydrostatic core (``--non-hydrostatic``; default: hydrostatic, or
+    the namelist's)."""
 
     kind: Literal["fv3"]
     case: Arg | None = None
@@ -199,6 +201,7 @@ class FV3Step(StepBase):
     layout: Int | None = Field(default=None, ge=1, le=16)
     days: Float | None = Field(default=None, gt=0, le=1000)
     levels: Int | None = Field(default=None, ge=5, le=200)
+    hydrostatic: Bool | None = None
     backend: Backend = "numpy"
     warm_cache: Bool = True
     tuning_db: Path | None = None
@@ -208,7 +211,7 @@ class FV3Step(StepBase):
     DEFAULTS: ClassVar[dict[str, Any]] = {"case": "williamson2", "resolution": 24, "layout": 1,
                                           "days": 1.0}  # fmt: skip
     #: the fields that override a namelist's settings (``stratoflow fv3 run`` options)
-    OVERRIDES: ClassVar[tuple[str, ...]] = ("case", "resolution", "layout", "days", "levels")
+    OVERRIDES: ClassVar[tuple[str, ...]] = ("case", "resolution", "layout", "days", "levels", "hydrostatic")
 
     @model_validator(mode="before")
     @classmethod
@@ -222,7 +225,7 @@ class FV3Step(StepBase):
     def _without_unset_namelist(self, handler: Any) -> dict[str, Any]:
         # a step without a namelist or levels dumps (and hashes) as before those fields existed
         data = handler(self)
-        for key in ("namelist", "levels"):
+        for key in ("namelist", "levels", "hydrostatic"):
             if data.get(key, "") is None:
                 del data[key]
         return data

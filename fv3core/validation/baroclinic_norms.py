@@ -202,17 +202,18 @@ def total_energy(pt: np.ndarray, delp: np.ndarray, pe: np.ndarray, peln: np.ndar
 
 
 #: the quantities of FV3's per-step prints (prt_mxm) and their scale factor to the printed unit
-PRINTED_QUANTITIES = {"PS": 0.01, "UA": 1.0, "VA": 1.0, "TA": 1.0}
+PRINTED_QUANTITIES = {"PS": 0.01, "UA": 1.0, "VA": 1.0, "TA": 1.0, "W": 1.0}
 
 
 def printed_extrema(fields: dict[str, np.ndarray], area: np.ndarray) -> dict[str, float]:
     """FV3's printed ``<Q>_max``, ``<Q>_min`` and ``<Q>_mean`` (``prt_mxm``) of ``ps`` (C, Pa,
     printed in hPa), ``ua``, ``va`` (m/s) and ``temperature`` (K; FV3's ``TA``), layer fields
     C + (npz,): max/min over every cell and layer, the mean ``sum q area / sum area`` of the
-    lowest layer (``ps``: of itself)."""
+    lowest layer (``ps``: of itself); non-hydrostatic (``w`` given) also ``W`` (m/s)."""
     area = np.asarray(area, dtype=np.float64)
     out: dict[str, float] = {}
-    for name, key in (("PS", "ps"), ("UA", "ua"), ("VA", "va"), ("TA", "temperature")):
+    quantities = [("PS", "ps"), ("UA", "ua"), ("VA", "va"), ("TA", "temperature")]
+    for name, key in quantities + ([("W", "w")] if "w" in fields else []):
         q = np.asarray(fields[key], dtype=np.float64) * PRINTED_QUANTITIES[name]
         bottom = q if q.shape == area.shape else q[..., -1]
         _same(f"{key} (lowest layer)", bottom, "area", area)

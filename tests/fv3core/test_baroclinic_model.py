@@ -42,6 +42,7 @@ def test_budgets_and_fields(two_hours, tmp_path) -> None:
     f = two_hours.fields
     assert f["ps"].shape == (6, 12, 12) and f["ps_latlon"].shape == (180, 360)
     assert all(np.isfinite(a).all() for a in f.values())
+    assert "w" not in f and "delz" not in f  # the hydrostatic state has neither
     path = write_netcdf(two_hours, tmp_path / "jw.nc")
     with xr.open_dataset(path) as ds:
         assert ds["vort850"].attrs["units"] == "s-1" and ds["ps_latlon"].dims == ("time", "lat_ll", "lon_ll")

@@ -47,6 +47,22 @@ def test_fv3_plan_passes_the_tuning_database(tmp_path):
         assert argv[argv.index("--backend") + 1] == "gt:cpu_ifirst"
 
 
+def test_fv3_plan_runs_the_non_hydrostatic_core(tmp_path):
+    """``hydrostatic: false`` becomes ``--non-hydrostatic`` of the run and of its warm-up; a step
+    without the key passes neither flag (the run's default or the namelist's)."""
+    from workflows.cli import build_parser
+
+    step = _step({"name": "nh", "kind": "fv3", "case": "baroclinic", "resolution": 12, "hydrostatic": False})
+    plan = KINDS["fv3"].plan(step, PlanContext(tmp_path / "out", {}))
+    for argv in (list(plan.argv), list(plan.warm_argv or ())):
+        assert "--non-hydrostatic" in argv and "--hydrostatic" not in argv
+    args = build_parser().parse_args(list(plan.argv)[list(plan.argv).index("fv3"):])
+    assert args.hydrostatic is False
+    assert step.fv3_config().hydrostatic is False
+    plain = KINDS["fv3"].plan(_step({"name": "h", "kind": "fv3", "case": "baroclinic"}), PlanContext(tmp_path, {}))
+    assert not {"--hydrostatic", "--non-hydrostatic"} & set(plain.argv)
+
+
 def test_fv3_step_refuses_a_case_fv3core_does_not_run(tmp_path):
     """The spec is refused before anything runs, naming the step and fv3core's cases."""
     from fv3core.config import CASES

@@ -61,7 +61,10 @@ class FV3Kind(CliKind):
             args += ("--namelist", str(step.namelist))
         values = step.overrides() | ({"days": days} if days else {})
         for key, value in values.items():
-            args += (f"--{key}", str(value))
+            if key == "hydrostatic":
+                args += ("--hydrostatic" if value else "--non-hydrostatic",)
+            else:
+                args += (f"--{key}", str(value))
         args += ("--backend", step.backend, "--no-progress")
         if step.tuning_db is not None:
             args += ("--tuning-db", str(step.tuning_db))
