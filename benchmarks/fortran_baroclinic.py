@@ -1,4 +1,4 @@
-"""GFDL's Fortran FV3 (hydrostatic 3-D core) on the baroclinic benchmark's own case, run in the
+"""GFDL's Fortran FV3 (the 3-D core, hydrostatic or not) on the baroclinic benchmark's own case, run in the
 same benchmark run (``stratoflow bench fv3 --case baroclinic``).
 
 The case is written by ``benchmarks/fortran_fv3/jw_cases.sh --inputs-only --row ...`` (FV3's
@@ -45,12 +45,14 @@ class FortranCase:
     days: int
     levels: int
     test_case: int = 13
+    hydrostatic: bool = True
 
     def row(self) -> str:
         """The ``--row`` argument of ``jw_cases.sh`` (run npx n_split dt_atmos days out_hours
-        consv_te checker_tr npz test_case); output once, at the end of the run."""
+        consv_te checker_tr npz test_case hydrostatic); output once, at the end of the run."""
         return (f"{self.name} {self.resolution + 1} {self.n_split} {self.dt_atmos} {self.days} "
-                f"{24 * self.days} 0. .F. {self.levels} {self.test_case}")  # fmt: skip
+                f"{24 * self.days} 0. .F. {self.levels} {self.test_case} "
+                f"{'.true.' if self.hydrostatic else '.false.'}")  # fmt: skip
 
 
 def check_executables(exe: Path, mpirun: Path, build: str = "DYCORE=hydrostatic "
@@ -82,9 +84,11 @@ def case_for(config: Any, days: int) -> FortranCase:
     if float(config.dt) != int(config.dt):
         raise BenchmarkError(f"dt_atmos {config.dt} s is not a whole number of seconds, which "
                              "FV3's main_nml needs")  # fmt: skip
-    return FortranCase(name=f"bench_C{config.resolution}_L{config.nz}",
+    nh = "" if config.hydrostatic else "nh"
+    return FortranCase(name=f"bench{nh}_C{config.resolution}_L{config.nz}",
                        resolution=config.resolution, n_split=config.n_split,
-                       dt_atmos=int(config.dt), days=days, levels=config.nz)  # fmt: skip
+                       dt_atmos=int(config.dt), days=days, levels=config.nz,
+                       hydrostatic=config.hydrostatic)  # fmt: skip
 
 
 def write_case(case: FortranCase, cases_dir: Path) -> Path:

@@ -85,6 +85,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "'baroclinic' block of --markdown)")
     p.add_argument("--levels", type=int, default=30,
                    help="--case baroclinic: FV3's npz (default 30)")
+    p.add_argument("--non-hydrostatic", dest="hydrostatic", action="store_false",
+                   help="--case baroclinic: FV3's non-hydrostatic core (hydrostatic = .false., "
+                   "a_imp 0.75), against the Fortran run of the same namelist (its table is the "
+                   "'baroclinic_nonhydrostatic' block of --markdown)")
     p.add_argument("--rtol", type=float, default=1e-9,
                    help="--case baroclinic: the largest relative difference from numpy after "
                    "one step a backend may have (default 1e-9)")

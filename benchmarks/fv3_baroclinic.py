@@ -43,13 +43,14 @@ CHECKED = ("ps", "temperature", "ua", "va", "delp")
 class BaroclinicStep:
     """One backend's JW model, built as ``stratoflow fv3 run --case baroclinic`` builds it."""
 
-    def __init__(self, backend: str, resolution: int, levels: int, days: float = 1.0) -> None:
+    def __init__(self, backend: str, resolution: int, levels: int, days: float = 1.0,
+                 hydrostatic: bool = True) -> None:  # fmt: skip
         from fv3core.config import FV3Config
         from fv3core.experiments.driver import build_model
 
         self.config = FV3Config.from_dict({"case": "baroclinic", "resolution": resolution,
-                                           "nz": levels, "backend": backend, "days": days},
-                                          source="bench")  # fmt: skip
+                                           "nz": levels, "backend": backend, "days": days,
+                                           "hydrostatic": hydrostatic}, source="bench")  # fmt: skip
         _, self.decomposition, self.model, _, self.dt = build_model(self.config)
         self.ranks = self.decomposition.total_ranks
 
@@ -101,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
     if args.markdown is not None:
         from stencils.atomic import atomic_update_block
 
-        atomic_update_block(args.markdown, "baroclinic", text)
+        atomic_update_block(args.markdown, block_name(args.hydrostatic), text)
     sys.stdout.write(text + "\n")
     return 0
 
@@ -133,7 +134,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     deviation: dict[str, float] = {}
     for backend in tqdm(backends, desc="fv3 baroclinic bench: build", unit="backend",
                         disable=None):  # fmt: skip
-        model = BaroclinicStep(backend, n, levels)
+        model = BaroclinicStep(backend, n, levels, hydrostatic=args.hydrostatic)
         model.step()  # builds/loads every stencil; the validation step
         fields = model.fields()
         if reference is None:
@@ -175,6 +176,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     cfg = models["numpy"].config
     payload: dict[str, Any] = {
         "benchmark": "fv3", "case": "baroclinic", "resolution": n, "levels": levels,
+        "hydrostatic": args.hydrostatic,
         "dt_atmos": models["numpy"].dt, "k_split": cfg.k_split, "n_split": cfg.n_split,
         "repeats": args.repeats, "machine": machine_info(), "revision": git_revision(),
         "stream_triad_GBps_1_thread": triad.triad_gbs, "backends": results,
@@ -253,18 +255,25 @@ def _kernel_section(payload: dict[str, Any]) -> list[str]:
     ]
 
 
+def block_name(hydrostatic: bool) -> str:
+    """The block of docs/benchmarks/fv3core.md each core's table is."""
+    return "baroclinic" if hydrostatic else "baroclinic_nonhydrostatic"
+
+
 def markdown(payload: dict[str, Any]) -> str:
     """The generated block of ``payload`` (the ``baroclinic`` block of docs/benchmarks/fv3core.md)."""
     n, levels = payload["resolution"], payload["levels"]
+    hydrostatic = payload.get("hydrostatic", True)
+    core, option = ("hydrostatic", "") if hydrostatic else ("non-hydrostatic", " --non-hydrostatic")
     rows = [[b, f"{r['step_s']:.2f}", f"{100 * r['spread']:.0f}%", f"{r['speedup_vs_numpy']:.1f}x",
              f"{100 * r['halo_share_in_process']:.0f}%", f"{r['storage_MB_per_rank']:.0f}",
              f"{r['state_passes_at_triad']:.0f}", f"{r['max_relative_difference_vs_numpy']:.1e}"]
             for b, r in payload["backends"].items()]  # fmt: skip
     lines = [
-        f"# fv3core benchmark: one large step of FV3's hydrostatic 3-D core, JW06 baroclinic "
+        f"# fv3core benchmark: one large step of FV3's {core} 3-D core, JW06 baroclinic "
         f"wave, C{n} L{levels}",
         "",
-        f"`stratoflow bench fv3 --case baroclinic --resolution {n} --levels {levels} --repeats "
+        f"`stratoflow bench fv3 --case baroclinic{option} --resolution {n} --levels {levels} --repeats "
         f"{payload.get('repeats', '?')} --json FILE` (revision {payload.get('revision', '?')}): "
         f"dt_atmos {payload['dt_atmos']:g} s = k_split "
         f"{payload['k_split']} x n_split {payload['n_split']} acoustic steps, FV3's JW options "

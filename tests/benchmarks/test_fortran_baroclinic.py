@@ -30,12 +30,23 @@ def test_the_fortran_case_is_the_benchmarked_model(tmp_path) -> None:
     key but the run length; a changed n_split or hord_tr shows up by name."""
     cfg = _bench_config()
     case = case_for(cfg, days=1)
-    assert case.row() == "bench_C12_L30 13 4 1800 1 24 0. .F. 30 13"
+    assert case.row() == "bench_C12_L30 13 4 1800 1 24 0. .F. 30 13 .true."
     case_dir = write_case(case, tmp_path)
     assert {p.name for p in case_dir.iterdir()} >= {"input.nml", "diag_table", "field_table"}
     assert config_differences(cfg, case_dir / "input.nml") == {}
     differs = config_differences(_bench_config(n_split=6, hord_tr=10), case_dir / "input.nml")
     assert differs == {"n_split": (4, 6), "hord_tr": (8, 10)}
+
+
+def test_the_non_hydrostatic_fortran_case_is_the_benchmarked_model(tmp_path) -> None:
+    """--non-hydrostatic: the Fortran case is written with hydrostatic = .false. and reads back
+    as the timed non-hydrostatic model (FV3's non-hydrostatic defaults on both sides)."""
+    cfg = _bench_config(hydrostatic=False)
+    case = case_for(cfg, days=1)
+    assert case.row().endswith(" .false.") and case.name == "benchnh_C12_L30"
+    case_dir = write_case(case, tmp_path)
+    assert config_differences(cfg, case_dir / "input.nml") == {}
+    assert config_differences(_bench_config(), case_dir / "input.nml") == {"hydrostatic": (False, True)}
 
 
 def test_bad_lengths_are_refused() -> None:
