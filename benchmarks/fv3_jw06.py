@@ -74,6 +74,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="acoustic steps per remapping (default: FV3's C48 JW value 4, scaled "
                    "with the resolution to keep its acoustic Courant number: 8 at C96; runs "
                    "with a Fortran namelist take the namelist's)")  # fmt: skip
+    p.add_argument("--non-hydrostatic", dest="hydrostatic", action="store_false",
+                   help="run FV3's non-hydrostatic core (hydrostatic = .false.); compared with "
+                   "the Fortran non-hydrostatic run jwnh_C<N>_L<levels> where one is committed")
     p.add_argument("--checker-tr", action="store_true",
                    help="carry FV3's checkerboard tracer (test_case_nml checker_tr): its mass "
                    "change and range over the run are reported")  # fmt: skip
@@ -89,18 +92,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
-def run_name(case: str, resolution: int, levels: int, backend: str) -> str:
-    return f"{case}_C{resolution}_L{levels}_{backend.replace(':', '-')}"
+def run_name(case: str, resolution: int, levels: int, backend: str, hydrostatic: bool = True) -> str:
+    core = "" if hydrostatic else "_nonhydrostatic"
+    return f"{case}{core}_C{resolution}_L{levels}_{backend.replace(':', '-')}"
 
 
-#: the folder prefix of the committed Fortran extracts of each case
-FORTRAN_PREFIX = {"baroclinic": "jw", "baroclinic_steady": "jws"}
+#: the folder prefix of the committed Fortran extracts of each case (and core)
+FORTRAN_PREFIX = {("baroclinic", True): "jw", ("baroclinic_steady", True): "jws",
+                  ("baroclinic", False): "jwnh"}  # fmt: skip
 
 
-def fortran_run(case: str, resolution: int, levels: int) -> Path | None:
-    """The committed Fortran extract of this run (the wave: ``jw_C<N>_L<levels>``, the steady
-    state: ``jws_C<N>_L<levels>``), if there is one."""
-    prefix = FORTRAN_PREFIX.get(case)
+def fortran_run(case: str, resolution: int, levels: int, hydrostatic: bool = True) -> Path | None:
+    """The committed Fortran extract of this run (the wave: ``jw_C<N>_L<levels>``, on the
+    non-hydrostatic core ``jwnh_C<N>_L<levels>``; the steady state: ``jws_C<N>_L<levels>``), if
+    there is one."""
+    prefix = FORTRAN_PREFIX.get((case, hydrostatic))
     folder = FORTRAN_DATA / f"{prefix}_C{resolution}_L{levels}"
     return folder if prefix and (folder / "extract.npz").is_file() else None
 
@@ -112,20 +118,20 @@ def default_n_split(resolution: int) -> int:
 
 
 def config_for(case: str, resolution: int, levels: int, days: float, backend: str, every: int,
-               n_split: int | None = None, checker_tr: bool = False):  # fmt: skip
+               n_split: int | None = None, checker_tr: bool = False, hydrostatic: bool = True):  # fmt: skip
     """The run's FV3Config: the Fortran run's own namelist where there is one, else FV3's JW
     options (fv3core.config.BAROCLINIC_DEFAULTS) with ``n_split`` (default
     :func:`default_n_split`)."""
     from fv3core.config import FV3Config
 
-    fortran = fortran_run(case, resolution, levels)
+    fortran = fortran_run(case, resolution, levels, hydrostatic)
     if fortran is not None:
         return FV3Config.from_namelist(fortran / "input.nml", backend=backend, days=days,
                                        print_freq=every, checker_tr=checker_tr)  # fmt: skip
     return FV3Config.from_dict({"case": case, "resolution": resolution, "nz": levels,
                                 "days": days, "backend": backend, "print_freq": every,
                                 "n_split": n_split or default_n_split(resolution),
-                                "checker_tr": checker_tr},
+                                "checker_tr": checker_tr, "hydrostatic": hydrostatic},
                                source=NAME)  # fmt: skip
 
 
@@ -170,6 +176,7 @@ class SavedRun:
         cfg = self.meta["config"]
         self.case, self.resolution, self.levels = cfg["case"], int(cfg["resolution"]), int(cfg["nz"])
         self.backend = cfg["backend"]
+        self.hydrostatic = bool(cfg.get("hydrostatic", True))
         self.hours = self.arrays["hours"]
         names = [str(n) for n in self.arrays["printout_names"]]
         table = self.arrays["printouts"].reshape(len(self.arrays["printout_hours"]), len(names))
@@ -298,7 +305,7 @@ def summarise(run: SavedRun) -> dict[str, Any]:
                          "ps_max_place": (e["max_lon"], e["max_lat"])})  # fmt: skip
     l2 = run.series.get("u_zonal_mean_l2")
     return {"name": run.name, "case": run.case, "resolution": run.resolution,
-            "levels": run.levels, "backend": run.backend,
+            "levels": run.levels, "backend": run.backend, "hydrostatic": run.hydrostatic,
             "days_run": run.meta["steps"] * run.meta["dt"] / 86400.0,
             "steps": run.meta["steps"], "dt": run.meta["dt"],
             "seconds_per_step": run.meta["seconds_per_step"],
@@ -319,12 +326,12 @@ def analyse(runs: list[SavedRun]) -> dict[str, Any]:
     payload: dict[str, Any] = {"runs": {}, "fortran": {}, "self_convergence": {}}
     for r in runs:
         payload["runs"][r.name] = summarise(r)
-        folder = fortran_run(r.case, r.resolution, r.levels)
+        folder = fortran_run(r.case, r.resolution, r.levels, r.hydrostatic)
         if folder is not None:
             payload["fortran"][r.name] = compare_with_fortran(r, folder)
     for r in runs:
-        finer = [f for f in runs if (f.case, f.levels, f.backend, f.resolution)
-                 == (r.case, r.levels, r.backend, 2 * r.resolution)]  # fmt: skip
+        finer = [f for f in runs if (f.case, f.levels, f.backend, f.hydrostatic, f.resolution)
+                 == (r.case, r.levels, r.backend, r.hydrostatic, 2 * r.resolution)]  # fmt: skip
         if finer and r.case == "baroclinic":
             payload["self_convergence"][f"{r.name}+C{finer[0].resolution}"] = self_convergence(r, finer[0])
     return payload
@@ -341,7 +348,7 @@ def plot(run: SavedRun, folder: Path) -> list[Path]:
     if panels:
         out.append(plot_baroclinic_days(folder / f"jw06_{run.name}_days.png", panels, days=None,
                                         regridder=regrid, title=label))  # fmt: skip
-    fortran = fortran_run(run.case, run.resolution, run.levels)
+    fortran = fortran_run(run.case, run.resolution, run.levels, run.hydrostatic)
     series_days = run.series_hours / 24.0
     if run.case == "baroclinic":
         others = []
@@ -393,7 +400,8 @@ def markdown(payload: dict[str, Any], source: str = "docs/fv3core/jw06.json") ->
     lines = [f"Generated by `stratoflow bench fv3-jw06` from `{source}`.", ""]
     rows = []
     for r in payload["runs"].values():
-        rows.append([r["case"], f"C{r['resolution']} L{r['levels']}", r["backend"],
+        core = "" if r.get("hydrostatic", True) else ", non-hydrostatic"
+        rows.append([r["case"], f"C{r['resolution']} L{r['levels']}{core}", r["backend"],
                      _f(r["days_run"], ".1f"), _f(r["seconds_per_step"]),
                      _f(r["dry_mass_relative_change"], ".1e"),
                      _f(r["total_energy_drift_per_day"], ".2e"),
@@ -457,9 +465,9 @@ def run(args: argparse.Namespace) -> int:
         days = args.days if args.days is not None else (10.0 if args.case == "baroclinic" else 30.0)
         for n in args.resolutions:
             cfg = config_for(args.case, n, args.levels, days, args.backend, args.every,
-                             args.n_split, args.checker_tr)  # fmt: skip
-            save_run(cfg, args.runs_dir / f"{run_name(args.case, n, args.levels, args.backend)}.npz",
-                     progress=not args.no_progress)  # fmt: skip
+                             args.n_split, args.checker_tr, args.hydrostatic)  # fmt: skip
+            name = run_name(args.case, n, args.levels, args.backend, args.hydrostatic)
+            save_run(cfg, args.runs_dir / f"{name}.npz", progress=not args.no_progress)
     runs = [SavedRun(p) for p in sorted(args.runs_dir.glob("*.npz"))]
     if not runs:
         raise BenchmarkError(f"no saved runs in {args.runs_dir}: run without --render-only first")

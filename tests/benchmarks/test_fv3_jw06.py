@@ -149,3 +149,16 @@ def test_steady_state_against_the_fortran_run(tmp_path, monkeypatch) -> None:
     assert (ten["l2"], fifteen["l2"]) == (0.4, 1.5)
     assert (ten["ps_min_hpa"], ten["fortran_ps_min_hpa"]) == (997.0, pytest.approx(998.0))
     assert fifteen["fortran_ps_min_hpa"] == pytest.approx(960.0)
+
+
+def test_non_hydrostatic_runs_pair_with_the_non_hydrostatic_fortran_run() -> None:
+    """--non-hydrostatic: its own run name, the committed jwnh_ extract (FV3's own namelist,
+    hydrostatic = .false.) as the run's configuration and its comparison; the hydrostatic run
+    keeps jw_."""
+    assert jw06.run_name("baroclinic", 24, 26, "numpy", hydrostatic=False) == "baroclinic_nonhydrostatic_C24_L26_numpy"
+    assert jw06.fortran_run("baroclinic", 24, 26, hydrostatic=False).name == "jwnh_C24_L26"
+    assert jw06.fortran_run("baroclinic", 24, 26).name == "jw_C24_L26"
+    assert jw06.fortran_run("baroclinic_steady", 24, 30, hydrostatic=False) is None
+    cfg = jw06.config_for("baroclinic", 24, 26, 1.0, "numpy", 6, hydrostatic=False)
+    assert not cfg.hydrostatic and cfg.a_imp == 0.75
+    assert not jw06.config_for("baroclinic", 8, 26, 1.0, "numpy", 6, hydrostatic=False).hydrostatic
