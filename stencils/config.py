@@ -111,6 +111,17 @@ def check_backend(backend: str) -> str:
             f"unknown GT4Py backend {backend!r}; use one of: {', '.join(ALL_BACKENDS)} "
             "(set STRATOFLOW_BACKEND or pass backend=...)"
         )
+    if backend.startswith("dace"):
+        from stencils.dace_guard import dace_refused
+
+        refused = dace_refused()
+        if refused is not None:
+            raise StencilError(
+                f"backend {backend!r} needs dace, which this process keeps out ({refused}); "
+                "build dace stencils in a process that does not call "
+                "stencils.dace_guard.keep_dace_out, or use one of: "
+                + ", ".join(b for b in CPU_BACKENDS if not b.startswith("dace"))
+            )
     if backend in COMPILED_BACKENDS or backend in GPU_BACKENDS:
         cxx = os.environ.get("CXX", "g++")
         if shutil.which(cxx) is None:

@@ -266,6 +266,11 @@ def _run_case(args: argparse.Namespace, mpi: bool) -> int:
         check_output_path(output, "--output", suffixes=NETCDF_SUFFIXES, command="fv3 run")
     config = _config(args)
     _check_backend(config.backend)
+    if mpi and args.tuning_db is None:  # a rank: no dace (tuned schedules may name a dace backend)
+        from stencils.dace_guard import keep_dace_out
+
+        keep_dace_out(config.backend, f"an MPI rank of 'fv3 run --backend {config.backend}' "
+                                      "without --tuning-db")  # fmt: skip
     factory = stencil_factory(config.backend, args.tuning_db)
     if output is not None and config.is_3d:
         _check_days_png(output)
