@@ -12,7 +12,7 @@
 # Writes CASES_DIR/<run>/ (and <run>/t0/) and, unless --inputs-only, runs each with run.sh into
 # RUNS_DIR/<run>/ (and <run>/t0/).
 # Usage: jw_cases.sh [--inputs-only] [--row "RUN NPX N_SPLIT DT_ATMOS DAYS OUT_HOURS CONSV_TE
-#                    CHECKER_TR NPZ TEST_CASE [HYDROSTATIC]"] [RUN ...]    (default: jw_C24_L26 jw_C48_L26)
+#                    CHECKER_TR NPZ TEST_CASE [HYDROSTATIC [A_IMP]]"] [RUN ...]    (default: jw_C24_L26 jw_C48_L26)
 #   --row adds a run of that name with those columns of RUN_TABLE (below) and runs only it and
 #   the RUNs named (stratoflow bench fv3 --case baroclinic writes its case this way)
 # Env: FV3_WORK_DIR (default /work/fortran_fv3_hydro), FV3_EXE (default FV3_WORK_DIR/bin/fv3_hydro.x)
@@ -24,7 +24,7 @@ CASES_DIR="${CASES_DIR:-${WORK_DIR}/cases}"
 RUNS_DIR="${RUNS_DIR:-${WORK_DIR}/runs}"
 export FV3_EXE="${FV3_EXE:-${WORK_DIR}/bin/fv3_hydro.x}"
 
-#        run                  npx n_split dt_atmos days out_hours consv_te checker_tr npz test_case [hydrostatic, .true.]
+#        run                  npx n_split dt_atmos days out_hours consv_te checker_tr npz test_case [hydrostatic, .true.] [a_imp, FV3's 0.75]
 RUN_TABLE=(
     "jw_C24_L26               25  4       3600     1    6         0.       .F.  26  13"
     "jw_C24_L26_consv_te      25  4       3600     1    6         1.       .F.  26  13"
@@ -35,6 +35,9 @@ RUN_TABLE=(
     "jws_C24_L30              25  4       3600     30   24        0.       .F.  30  12"
     "jwnh_C24_L26             25  4       3600     1    6         0.       .F.  26  13  .false."
     "jwnh_C48_L26             49  4       1800     10   24        0.       .F.  26  13  .false."
+    "jwnh_C24_L26_sim1        25  4       3600     1    6         0.       .F.  26  13  .false.  1.0"
+    "jwnh_C24_L26_sim3        25  4       3600     1    6         0.       .F.  26  13  .false.  -0.7"
+    "jwnh_C24_L26_sim3p0      25  4       3600     1    6         0.       .F.  26  13  .false.  -1.0"
 )
 RUNS=(jw_C24_L26 jw_C24_L26_consv_te jw_C48_L26)
 
@@ -46,8 +49,8 @@ while [[ $# -gt 0 ]]; do
         --row)
             if [[ $# -lt 2 ]]; then echo "jw_cases.sh: --row needs a quoted row" >&2; exit 2; fi
             read -r -a cols <<< "$2"
-            if [[ "${#cols[@]}" != "10" && "${#cols[@]}" != "11" ]]; then
-                echo "jw_cases.sh: --row '$2': give 10 or 11 columns (run npx n_split dt_atmos days out_hours consv_te checker_tr npz test_case [hydrostatic])" >&2
+            if [[ "${#cols[@]}" -lt 10 || "${#cols[@]}" -gt 12 ]]; then
+                echo "jw_cases.sh: --row '$2': give 10 to 12 columns (run npx n_split dt_atmos days out_hours consv_te checker_tr npz test_case [hydrostatic [a_imp]])" >&2
                 exit 2
             fi
             RUN_TABLE+=("$2")
@@ -62,7 +65,7 @@ if [[ $# -gt 0 || "${#extra[@]}" -gt 0 ]]; then
     RUNS=("${extra[@]}" "$@")
 fi
 
-input_nml() {  # npx n_split dt_atmos days consv_te checker_tr npz test_case hydrostatic
+input_nml() {  # npx n_split dt_atmos days consv_te checker_tr npz test_case hydrostatic [a_imp]
     cat <<EOF
  &diag_manager_nml
     prepend_date = .F.
@@ -90,7 +93,8 @@ input_nml() {  # npx n_split dt_atmos days consv_te checker_tr npz test_case hyd
        ntiles   = 6
        npz    = $7
        grid_type = 0
-       hydrostatic = $9
+       hydrostatic = $9${10:+
+       a_imp = ${10}}
        fv_debug = .F.
        range_warn = .T.
        k_split = 2
@@ -191,19 +195,19 @@ for run in "${RUNS[@]}"; do
         echo "jw_cases.sh: unknown run ${run}; known: ${RUNS[*]}" >&2
         exit 2
     fi
-    read -r npx n_split dt days out_hours consv_te checker_tr npz test_case hydrostatic <<< "${row}"
+    read -r npx n_split dt days out_hours consv_te checker_tr npz test_case hydrostatic a_imp <<< "${row}"
     hydrostatic="${hydrostatic:-.true.}"
     dir="${CASES_DIR}/${run}"
     rm -rf "${dir}"
     mkdir -p "${dir}/t0"
-    input_nml "${npx}" "${n_split}" "${dt}" "${days}" "${consv_te}" "${checker_tr}" "${npz}" "${test_case}" "${hydrostatic}" > "${dir}/input.nml"
+    input_nml "${npx}" "${n_split}" "${dt}" "${days}" "${consv_te}" "${checker_tr}" "${npz}" "${test_case}" "${hydrostatic}" "${a_imp:-}" > "${dir}/input.nml"
     diag_table "${run}" atmos_out "${out_hours}" "${hydrostatic}" > "${dir}/diag_table"
     field_table > "${dir}/field_table"
     : > "${dir}/data_table"
-    input_nml "${npx}" "${n_split}" "${dt}" 0 "${consv_te}" "${checker_tr}" "${npz}" "${test_case}" "${hydrostatic}" > "${dir}/t0/input.nml"
+    input_nml "${npx}" "${n_split}" "${dt}" 0 "${consv_te}" "${checker_tr}" "${npz}" "${test_case}" "${hydrostatic}" "${a_imp:-}" > "${dir}/t0/input.nml"
     diag_table "${run}.t0" atmos_t0 -1 "${hydrostatic}" > "${dir}/t0/diag_table"
     cp "${dir}/field_table" "${dir}/data_table" "${dir}/t0/"
-    echo "== ${run}: npx ${npx}, n_split ${n_split}, dt_atmos ${dt}, ${days} days, output every ${out_hours} h, consv_te ${consv_te}, checker_tr ${checker_tr}, npz ${npz}, test_case ${test_case}, hydrostatic ${hydrostatic}"
+    echo "== ${run}: npx ${npx}, n_split ${n_split}, dt_atmos ${dt}, ${days} days, output every ${out_hours} h, consv_te ${consv_te}, checker_tr ${checker_tr}, npz ${npz}, test_case ${test_case}, hydrostatic ${hydrostatic}${a_imp:+, a_imp ${a_imp}}"
     if [[ "${inputs_only}" == "0" ]]; then
         # run.sh starts from an empty OUT_DIR: the run first, then its t0/ inside it
         "${HERE}/run.sh" "${dir}" "${RUNS_DIR}/${run}"
