@@ -67,7 +67,8 @@ class BaroclinicModel:
     def output_fields(self) -> RankFields:
         """Per rank (compute cells): ``ps``, ``t850``, ``u850``, ``v850``, ``vort850``; the 3-D
         ``ua``, ``va`` (A-grid winds, FV3's ``c2l_ord4``), ``temperature``, ``delp``, the
-        interfaces' ``pe`` and, non-hydrostatic, ``w`` and ``delz``; per tracer its mixing ratio and its column burden
+        interfaces' ``pe`` and, non-hydrostatic, ``w`` and the layer thickness ``delz`` (m,
+        positive: FV3's diagnostic ``delz``, minus the state's); per tracer its mixing ratio and its column burden
         ``<name>_column`` (kg m-2); ``phis``.  Collective: first the D-grid winds' halo update
         that FV3's ``cubed_to_latlon`` does before ``c2l_ord4`` (the next step updates them
         again before reading them, so the dynamics is not changed)."""
@@ -94,8 +95,8 @@ class BaroclinicModel:
             fields = {"ps": cells(a["ps"]), **f850, "ua": cells(ua), "va": cells(va),
                       "temperature": cells(a["pt"]), "delp": cells(a["delp"]), "pe": pe,
                       "phis": cells(self.phis[r])}  # fmt: skip
-            if "w" in a:  # non-hydrostatic
-                fields["w"], fields["delz"] = cells(a["w"]), cells(a["delz"])
+            if "w" in a:  # non-hydrostatic; delz positive, as FV3's diagnostics write it
+                fields["w"], fields["delz"] = cells(a["w"]), -cells(a["delz"])
             for name in rank.tracer_names:
                 q = cells(a[name])
                 fields[name] = q

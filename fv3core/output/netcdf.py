@@ -28,7 +28,7 @@ FIELD_ATTRS: dict[str, tuple[str, str]] = {
     "sphum_column": ("kg m-2", "column burden of the tracer sphum"),
     "checker_column": ("kg m-2", "column burden of FV3's checkerboard tracer"),
     "w": ("m s-1", "vertical velocity (non-hydrostatic core)"),
-    "delz": ("m", "layer thickness, negative (FV3's delz; non-hydrostatic core)"),
+    "delz": ("m", "layer thickness (FV3's diagnostic delz, minus its state's; non-hydrostatic core)"),
 }
 #: output fields on the regular lon-lat grid carry this suffix (dims lat, lon)
 LATLON_SUFFIX = "_latlon"
