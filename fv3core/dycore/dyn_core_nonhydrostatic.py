@@ -93,17 +93,15 @@ class NonHydrostaticRank(AcousticRank):
     """One rank's storages and bound launches of FV3's non-hydrostatic ``dyn_core``
     (:class:`~fv3core.dycore.dyn_core.AcousticRank` with ``w``, ``delz``); the halo updates
     between them are :class:`NonHydrostaticDynCore`'s.  ``ak``, ``bk``: the hybrid levels
-    (``npz + 1`` interfaces, ``ptop = ak[0]``); ``akap``, ``cp_air``, ``rdgas``, ``grav``: the
-    run's constants."""
+    (``npz + 1`` interfaces, ``ptop = ak[0]``); ``akap``, ``rdgas``, ``grav``: the run's
+    constants."""
 
     prognostics = NONHYDROSTATIC_PROGNOSTICS
 
     def __init__(self, factory: StencilFactory, metric: MetricTerms,
                  state: Mapping[str, np.ndarray], options: DynCoreOptions,
                  nonhydrostatic: NonHydrostaticOptions, dt: float, *, ak: np.ndarray,
-                 bk: np.ndarray, akap: float, cp_air: float, rdgas: float,
-                 grav: float) -> None:  # fmt: skip
-        del cp_air  # the dry core's pt carries cp in neither solver
+                 bk: np.ndarray, akap: float, rdgas: float, grav: float) -> None:  # fmt: skip
         super().__init__(factory, metric, state, options, dt, hydrostatic=False)
         nh, o, spec, grid, alloc = nonhydrostatic, options, self.spec, self.grid, self.alloc
         if o.beta < 0.0:
@@ -189,14 +187,14 @@ class NonHydrostaticDynCore:
     def __init__(self, factory: StencilFactory, metrics: dict[int, MetricTerms],
                  states: Mapping[int, Mapping[str, np.ndarray]], options: DynCoreOptions,
                  nonhydrostatic: NonHydrostaticOptions, mdt: float, communicator: Communicator, *,
-                 ak: Sequence[float], bk: Sequence[float], akap: float, cp_air: float,
-                 rdgas: float, grav: float) -> None:  # fmt: skip
+                 ak: Sequence[float], bk: Sequence[float], akap: float, rdgas: float,
+                 grav: float) -> None:  # fmt: skip
         self.options, self.mdt = options, mdt
         self.acoustic_dt = mdt / options.n_split
         ak_, bk_ = np.asarray(ak, dtype=np.float64), np.asarray(bk, dtype=np.float64)
         self.ranks = {r: NonHydrostaticRank(factory, m, states[r], options, nonhydrostatic,
                                             self.acoustic_dt, ak=ak_, bk=bk_, akap=akap,
-                                            cp_air=cp_air, rdgas=rdgas, grav=grav)
+                                            rdgas=rdgas, grav=grav)
                       for r, m in sorted(metrics.items())}  # fmt: skip
         h = next(iter(metrics.values())).spec.n_halo
         self.halos = AcousticHalos(communicator, self.ranks, h, options.nord,

@@ -206,8 +206,7 @@ class DynamicalCore:
                                      "run's constants (rdgas, grav)")  # fmt: skip
             self.dyn_core = NonHydrostaticDynCore(factory, metrics, states, options.dyn_core, nh,
                                                   self.mdt, communicator, ak=ak, bk=bk, akap=akap,
-                                                  cp_air=cp_air, rdgas=constants.rdgas,
-                                                  grav=constants.grav)  # fmt: skip
+                                                  rdgas=constants.rdgas, grav=constants.grav)  # fmt: skip
             remap_nh = NonHydrostaticRemap(nh.kord_wz, constants.rdgas, constants.grav, cp_air)
         self.ranks: dict[int, DynamicsRankState] = {}
         for r, core in self.dyn_core.ranks.items():

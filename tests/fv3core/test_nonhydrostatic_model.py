@@ -122,3 +122,29 @@ def test_one_process_6_and_24_ranks_bitwise() -> None:
     assert "w" in results[0]
     for name, a in results[0].items():
         np.testing.assert_array_equal(a, results[1][name], err_msg=name)
+
+
+@pytest.mark.slow  # 6 processes and the in-process run: about 5 minutes on 2 cores
+def test_mpiexec_6_ranks_writes_the_in_process_result(tmp_path) -> None:
+    """``mpiexec -n 6 stratoflow fv3 run --case baroclinic --non-hydrostatic`` (one rank per
+    process, every halo update of w, gz, zh and pkc over MPI) writes bit for bit the netCDF of
+    the same run with its 6 ranks in one process, w and delz included."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent.parent
+    cli = "import sys; from workflows.cli import main; sys.exit(main(sys.argv[1:]))"
+    args = ["fv3", "run", "--case", "baroclinic", "--non-hydrostatic", "--resolution", "12", "--dt", "3600",
+            "--days", str(1.0 / 24.0), "--no-progress"]  # fmt: skip
+    for name, ranks in (("local.nc", None), ("mpi.nc", 6)):
+        cmd = [sys.executable, "-c", cli, *args, "--output", str(tmp_path / name)]
+        if ranks:
+            cmd = [str(Path(sys.executable).parent / "mpiexec"), "-n", str(ranks), *cmd]
+        done = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=1800,
+                              env={**os.environ, "PYTHONPATH": str(root), "OMP_NUM_THREADS": "1"})  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:]
+    with xr.open_dataset(tmp_path / "local.nc") as a, xr.open_dataset(tmp_path / "mpi.nc") as b:
+        assert sorted(a.data_vars) == sorted(b.data_vars) and "w" in a.data_vars
+        for name in a.data_vars:
+            np.testing.assert_array_equal(a[name].values, b[name].values, err_msg=name)
