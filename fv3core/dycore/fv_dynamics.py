@@ -137,8 +137,6 @@ class DynamicsRankState:
         if nh is not None:
             self.to_potential.insert(0, grid_factory.from_dims(gas_law_pkz, CELL_DIMS).bind(
                 pt=c.pt, delp=c.delp, delz=c.delz, pkz=c.pkz, akap=akap, rdg=nh.rrg))  # fmt: skip
-            #: FV3's ws: the surface's w, update_dz_d's, read by the remapping of w
-            self.ws = c.ws
         #: each remapping step's start: dp1 := delp (all points)
         self.save_dp1: list[Launch] = [grid_factory.from_dims(
             copy_field, CELL_DIMS, indexing.n_halo, name="fv_dynamics_dp1").bind(
@@ -146,6 +144,7 @@ class DynamicsRankState:
         self.remapping: dict[bool, list[Launch]] = {
             last: (self.remap.bind(c.pe, c.delp, c.pt, c.u, c.v, self.q, self.ps, c.pk, c.peln,
                                    c.pkz, last_step=last,
+                                   # ws: the surface's w (update_dz_d's), below the remapped w
                                    vertical=None if nh is None else (c.w, c.delz, c.ws))
                    if self.remap else [])
             for last in (False, True)
