@@ -10,6 +10,10 @@ os.environ.setdefault(
     "STRATOFLOW_CACHE_DIR", str(Path(__file__).resolve().parent.parent / ".stratoflow_cache")
 )
 
+# The benchmarks' STREAM triad on arrays of 2**22 doubles (96 MiB in all, not 1.5 GiB): the tests
+# run its code path, not the machine's limit (benchmarks/common.py, STREAM_ELEMENTS).
+os.environ.setdefault("STRATOFLOW_STREAM_ELEMENTS", str(1 << 22))
+
 # The ranks mpi-pytest starts for a `parallel` test (`mpiexec ... python -m pytest NODEID`, with
 # _PYTEST_MPI_CHILD_PROCESS set) run no dace backend: they do not import dace (stencils/dace_guard.py),
 # 60 MiB less per rank.
