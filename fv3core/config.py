@@ -245,31 +245,14 @@ class FV3Config:
                 raise FV3ConfigError(f"{key}={getattr(self, key)}: use a coefficient >= 0")
         if self.alpha != 0.0:
             raise FV3ConfigError(f"alpha={self.alpha}: FV3's test_case 13 has alpha = 0")
-        if not self.hydrostatic:
-            self._check_nonhydrostatic()
+        if not self.hydrostatic:  # the non-hydrostatic core's keys, each refused by name
+            self.dynamics_options()
         if self.consv_te > 1.0:
             raise FV3ConfigError(
                 f"consv_te={self.consv_te}: FV3's energy fixer restores the fraction consv_te "
                 "(0..1, 1: all) of the energy lost over each step, or adds a prescribed flux of "
                 "consv_te W/m^2 when negative; use a value <= 1"
             )
-
-    def _check_nonhydrostatic(self) -> None:
-        """FV3's non-hydrostatic core: the solvers and options fv3core ports."""
-        from fv3core.vertical.remapping import SUPPORTED_KORD
-
-        self.nonhydrostatic_options()  # refuses RIM_2D and p_fac out of range by name
-        if self.consv_te != 0.0:
-            raise FV3ConfigError(
-                f"consv_te={self.consv_te} with hydrostatic=False: the energy fixer's non-"
-                "hydrostatic total energy (with w and delz) is not ported; use consv_te=0")
-        if self.kord_wz not in SUPPORTED_KORD:
-            raise FV3ConfigError(f"kord_wz={self.kord_wz}: fv3core remaps w with FV3's "
-                                 f"cubic-spline profiles kord_wz in {SUPPORTED_KORD}")  # fmt: skip
-        if self.fast_tau_w_sec < 0.0 or self.rf_cutoff <= 0.0:
-            raise FV3ConfigError(f"fast_tau_w_sec={self.fast_tau_w_sec}, rf_cutoff="
-                                 f"{self.rf_cutoff}: use a time scale >= 0 s and a cut-off "
-                                 "pressure > 0 Pa")  # fmt: skip
 
     @property
     def is_3d(self) -> bool:
@@ -294,9 +277,8 @@ class FV3Config:
 
         if self.hydrostatic:
             return None
-        return NonHydrostaticOptions(a_imp=self.a_imp, p_fac=self.p_fac, use_logp=self.use_logp,
-                                     d2bg_zq=self.d2bg_zq, fast_tau_w_sec=self.fast_tau_w_sec,
-                                     rf_cutoff=self.rf_cutoff, kord_wz=self.kord_wz)  # fmt: skip
+        keys = {f.name for f in fields(NonHydrostaticOptions)} & {f.name for f in fields(self)}
+        return NonHydrostaticOptions(**{k: getattr(self, k) for k in keys})
 
     def dynamics_options(self) -> Any:
         """The keys FV3's 3-D ``fv_dynamics`` reads

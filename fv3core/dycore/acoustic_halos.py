@@ -21,11 +21,8 @@ class AcousticHalos:
     def __init__(self, communicator: Communicator, ranks: Mapping[int, Any], n_halo: int,
                  nord: int, scalars: Callable[[Any], list[Any]]) -> None:  # fmt: skip
         h = n_halo
-
-        def updater(halos: Callable[[Any], list[Any]]) -> ExchangeGroup:
-            return communicator.halo_updater({r: halos(d) for r, d in ranks.items()},
-                                             packing="slicing")  # fmt: skip
-
+        self._communicator, self._ranks = communicator, ranks
+        updater = self.updater
         self.scalars = updater(lambda d: [ScalarHalo(a, h) for a in scalars(d)])
         self.d_winds = updater(lambda d: [VectorHalo(d.u, d.v, h, grid="D", sync_edges=False)])
         self.c_winds = updater(lambda d: [VectorHalo(d.uc, d.vc, h, grid="C", sync_edges=False)])
@@ -35,6 +32,11 @@ class AcousticHalos:
         self.boundary = updater(lambda d: [VectorHalo(d.u, d.v, h, grid="D", sync_edges=True)])
         #: seconds spent in halo updates (all steps)
         self.seconds = 0.0
+
+    def updater(self, halos: Callable[[Any], list[Any]]) -> ExchangeGroup:
+        """The halo updater of ``halos(rank)`` (the halo specs of each rank's storages)."""
+        return self._communicator.halo_updater({r: halos(d) for r, d in self._ranks.items()},
+                                               packing="slicing")  # fmt: skip
 
     def exchange(self, group: ExchangeGroup | None) -> None:
         """``group.update()``, timed (nothing for None: ``nord = 0``'s divergence)."""

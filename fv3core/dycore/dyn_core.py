@@ -223,7 +223,30 @@ class HydrostaticRank(AcousticRank):
         }  # fmt: skip
 
 
-class HydrostaticDynCore:
+class AcousticDynCore:
+    """What both 3-D ``dyn_core`` calls share on the ranks of this process (:attr:`ranks`,
+    :attr:`halos`): their start and the halo-update time."""
+
+    ranks: Mapping[int, AcousticRank]
+    halos: AcousticHalos
+
+    @property
+    def halo_seconds(self) -> float:
+        """Seconds spent in halo updates (all steps)."""
+        return self.halos.seconds
+
+    def begin(self, init_step: bool) -> None:
+        """The start of a ``dyn_core`` call: the large step's first (``init_step``, FV3's
+        ``n_map == 1``) resets ``beta``'s increments; the flux capacitor emptied; the halo
+        updates of ``delp``, ``pt`` and the D-grid winds that ``fv_dynamics`` starts."""
+        if init_step:
+            run_phase(self.ranks, lambda d: d.init_step)
+        run_phase(self.ranks, lambda d: d.start)
+        self.halos.exchange(self.halos.scalars)
+        self.halos.exchange(self.halos.d_winds)
+
+
+class HydrostaticDynCore(AcousticDynCore):
     """FV3's hydrostatic ``dyn_core`` on the ranks of this process: :meth:`step` is one call,
     ``n_split`` acoustic steps of ``mdt / n_split``."""
 
@@ -240,19 +263,10 @@ class HydrostaticDynCore:
         self.halos = AcousticHalos(communicator, self.ranks, h, options.nord,
                                    lambda d: [d.delp, d.pt])  # fmt: skip
 
-    @property
-    def halo_seconds(self) -> float:
-        """Seconds spent in halo updates (all steps)."""
-        return self.halos.seconds
-
     def step(self, init_step: bool) -> None:
         """One ``dyn_core`` call; ``init_step``: the large step's first (FV3's ``n_map == 1``)."""
         halos, ranks = self.halos, self.ranks
-        if init_step:
-            run_phase(ranks, lambda d: d.init_step)
-        run_phase(ranks, lambda d: d.start)
-        halos.exchange(halos.scalars)
-        halos.exchange(halos.d_winds)
+        self.begin(init_step)
         n = self.options.n_split
         for it in range(1, n + 1):
             run_phase(ranks, lambda d: d.c_grid)

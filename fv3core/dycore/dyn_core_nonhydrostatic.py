@@ -31,14 +31,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import numpy as np
 from gt4py.cartesian import gtscript
 from gt4py.cartesian.gtscript import BACKWARD, PARALLEL, computation, interval
 
 from fv3core.dycore.acoustic_halos import AcousticHalos, run_phase
-from fv3core.dycore.dyn_core import INTERFACE_DIMS, PROGNOSTICS, AcousticRank
+from fv3core.dycore.dyn_core import INTERFACE_DIMS, PROGNOSTICS, AcousticDynCore, AcousticRank
 from fv3core.dycore.options import DynCoreOptions, NonHydrostaticOptions
 from fv3core.errors import FV3ConfigError
 from fv3core.grid.metric_terms import MetricTerms
@@ -49,7 +48,7 @@ from fv3core.stencils.riem_solver import RiemannSolver3, RiemannSolverC
 from fv3core.stencils.sim_solver import rayleigh_w_factors
 from fv3core.stencils.update_dz_c import UpdateDzC, copy_interfaces
 from fv3core.stencils.update_dz_d import UpdateDzD
-from mapping.cluster import Communicator, ExchangeGroup, ScalarHalo
+from mapping.cluster import Communicator, ScalarHalo
 from stencils.dims import CELL_DIMS, face_dims
 from stencils.directions import X, Y
 from stencils.factory import StencilFactory
@@ -180,7 +179,7 @@ class NonHydrostaticRank(AcousticRank):
         }  # fmt: skip
 
 
-class NonHydrostaticDynCore:
+class NonHydrostaticDynCore(AcousticDynCore):
     """FV3's non-hydrostatic ``dyn_core`` on the ranks of this process: :meth:`step` is one
     call, ``n_split`` acoustic steps of ``mdt / n_split`` (see the module)."""
 
@@ -197,31 +196,17 @@ class NonHydrostaticDynCore:
                                             rdgas=rdgas, grav=grav)
                       for r, m in sorted(metrics.items())}  # fmt: skip
         h = next(iter(metrics.values())).spec.n_halo
-        self.halos = AcousticHalos(communicator, self.ranks, h, options.nord,
-                                   lambda d: [d.delp, d.pt])  # fmt: skip
-
-        def updater(halos: Any) -> ExchangeGroup:
-            return communicator.halo_updater({r: halos(d) for r, d in self.ranks.items()},
-                                             packing="slicing")  # fmt: skip
-
-        self.w_halo = updater(lambda d: [ScalarHalo(d.w, h)])
-        self.gz_halo = updater(lambda d: [ScalarHalo(d.gz, h)])
+        halos = self.halos = AcousticHalos(communicator, self.ranks, h, options.nord,
+                                           lambda d: [d.delp, d.pt])  # fmt: skip
+        self.w_halo = halos.updater(lambda d: [ScalarHalo(d.w, h)])
+        self.gz_halo = halos.updater(lambda d: [ScalarHalo(d.gz, h)])
         # FV3 (square rank domains): zh in full, pkc two points deep
-        self.solve_halos = updater(lambda d: [ScalarHalo(d.zh, h), ScalarHalo(d.pkc, h, depth=2)])
-
-    @property
-    def halo_seconds(self) -> float:
-        """Seconds spent in halo updates (all steps)."""
-        return self.halos.seconds
+        self.solve_halos = halos.updater(lambda d: [ScalarHalo(d.zh, h), ScalarHalo(d.pkc, h, depth=2)])
 
     def step(self, init_step: bool) -> None:
         """One ``dyn_core`` call; ``init_step``: the large step's first (FV3's ``n_map == 1``)."""
         halos, ranks = self.halos, self.ranks
-        if init_step:
-            run_phase(ranks, lambda d: d.init_step)
-        run_phase(ranks, lambda d: d.start)
-        halos.exchange(halos.scalars)
-        halos.exchange(halos.d_winds)
+        self.begin(init_step)
         n = self.options.n_split
         for it in range(1, n + 1):
             first, last = it == 1, it == n

@@ -90,8 +90,8 @@ class DynamicsOptions:
             raise FV3ConfigError(f"consv_te={self.consv_te}: must be a finite number")
         if self.nonhydrostatic is not None and self.consv_te != 0.0:
             raise FV3ConfigError(
-                f"consv_te={self.consv_te}: the energy fixer's non-hydrostatic total energy (with "
-                "w and delz) is not ported; use consv_te = 0 with hydrostatic = .false.")
+                f"consv_te={self.consv_te} with hydrostatic=False: the energy fixer's non-"
+                "hydrostatic total energy (with w and delz) is not ported; use consv_te=0")
 
     @property
     def hydrostatic(self) -> bool:

@@ -145,11 +145,18 @@ class NonHydrostaticOptions:
 
     def __post_init__(self) -> None:
         from fv3core.stencils.sim_solver import SolverChoice
+        from fv3core.vertical.remapping import SUPPORTED_KORD
 
         SolverChoice.from_a_imp(self.a_imp)
         SolverChoice.from_a_imp(self.a_imp, cgrid=True)
         if not 0.0 <= self.p_fac < 1.0:
             raise FV3ConfigError(f"p_fac={self.p_fac}: FV3's floor fraction of the pressure is in [0, 1)")
+        if self.kord_wz not in SUPPORTED_KORD:
+            raise FV3ConfigError(f"kord_wz={self.kord_wz}: fv3core remaps w with FV3's cubic-spline "
+                                 f"profiles kord_wz in {SUPPORTED_KORD}")  # fmt: skip
+        if self.fast_tau_w_sec < 0.0 or self.rf_cutoff <= 0.0:
+            raise FV3ConfigError(f"fast_tau_w_sec={self.fast_tau_w_sec}, rf_cutoff={self.rf_cutoff}: "
+                                 "use a time scale >= 0 s and a cut-off pressure > 0 Pa")  # fmt: skip
         if self.d_con > 1.0e-5:
             raise FV3ConfigError(
                 f"d_con={self.d_con}: the non-hydrostatic heating from the dissipated kinetic "

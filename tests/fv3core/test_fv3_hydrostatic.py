@@ -40,9 +40,11 @@ DT_ATMOS = 1800.0
 H, N = 3, RESOLUTION
 
 
-def _model_states(cube, ranks):
+def _model_states(cube, ranks, states_of=_states):
+    """``states_of(cube, ranks)`` (default the dyn_core test's) with FV3's p_var pressures, pt
+    the temperature, ps, and two tracers."""
     ak, bk, ptop = _levels(NPZ)
-    states = _states(cube, ranks)
+    states = states_of(cube, ranks)
     tracers = {}
     for r in ranks:
         s, m = states[r.rank], cube.metric_terms(r.spec)

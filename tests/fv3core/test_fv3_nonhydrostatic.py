@@ -34,6 +34,7 @@ from tests.fv3core.test_fv3_dyn_core import (
     _levels,
 )
 from tests.fv3core.test_fv3_dyn_core_nonhydrostatic import _nonhydrostatic_states
+from tests.fv3core.test_fv3_hydrostatic import _model_states as hydrostatic_model_states
 from tests.fv3core.transliteration.dyn_core_nonhydrostatic import NonHydrostaticTileFields
 from tests.fv3core.transliteration.fv_dynamics import HydrostaticDynamics
 from tests.fv3core.transliteration.setup import grid_from_metric
@@ -45,22 +46,7 @@ NAMES = ("delp", "pt", "u", "v", "w", "delz", "pe", "peln", "pk", "pkz")
 
 
 def _model_states(cube, ranks):
-    ak, bk, ptop = _levels(NPZ)
-    states = _nonhydrostatic_states(cube, ranks)
-    tracers = {}
-    for r in ranks:
-        s, m = states[r.rank], cube.metric_terms(r.spec)
-        delp = s["delp"]
-        pe = ptop + np.concatenate([np.zeros(delp.shape[:2] + (1,)), np.cumsum(delp, axis=2)], axis=2)
-        s["pe"], s["peln"], s["pk"] = pe, np.log(pe), np.exp(AKAP * np.log(pe))
-        s["pkz"] = np.diff(s["pk"], axis=2) / (AKAP * np.diff(s["peln"], axis=2))
-        s["pt"] = s["pt"] * s["pkz"]  # the temperature
-        s["ps"] = pe[:, :, -1]
-        lon, lat = m.agrid[..., 0], m.agrid[..., 1]
-        wave = 1.0 + 0.5 * np.sin(3.0 * lon) * np.cos(lat) ** 2
-        tracers[r.rank] = {"wave": np.repeat(wave[:, :, None], NPZ, axis=2) * 1e-3,
-                           "constant": np.full(delp.shape, 2.0e-3)}  # fmt: skip
-    return states, tracers, (ak, bk)
+    return hydrostatic_model_states(cube, ranks, _nonhydrostatic_states)
 
 
 OPTIONS_NH = DynamicsOptions(OPTIONS, k_split=2, hord_tr=8, kord_mt=8, kord_tm=-8, kord_tr=8,

@@ -122,15 +122,32 @@ class HydrostaticCore:
         which zeroes ``beta``'s increments ``du``, ``dv``): the flux capacitor emptied, the
         halo updates of ``delp``, ``pt`` and the D-grid winds that ``fv_dynamics`` starts, then
         the acoustic steps."""
+        self.begin(init_step)
+        n = self.options.n_split
+        for it in range(1, n + 1):
+            self.c_grid()
+            self.d_grid(last=it == n, first=it == 1)
+
+    def begin(self, init_step: bool) -> None:
+        """The flux capacitor (and, ``init_step``, ``du``, ``dv``) emptied; the halo updates of
+        ``delp``, ``pt`` and the D-grid winds."""
         for f in self.fields.values():
             for a in (f.mfx, f.mfy, f.cx, f.cy) + ((f.du, f.dv) if init_step else ()):
                 a.data[...] = 0.0
         self._scalars.update()
         self._dwinds.update()
-        n = self.options.n_split
-        for it in range(1, n + 1):
-            self.c_grid()
-            self.d_grid(last=it == n, first=it == 1)
+
+    @staticmethod
+    def accumulate(f: HydrostaticTileFields, b: object, k: int, out: object) -> None:
+        """FV3's flux capacitor: layer ``k``'s Courant numbers (cx on is:ie+1, jsd:jed; cy on
+        isd:ied, js:je+1) and mass fluxes (the compute faces) of one ``d_sw`` call added."""
+        Ic, Jd = R(b.is_, b.ie + 1), R(b.jsd, b.jed)
+        Id, Jc = R(b.isd, b.ied), R(b.js, b.je + 1)
+        Jn, In = R(b.js, b.je), R(b.is_, b.ie)
+        f.cx.layers[k][Ic, Jd] = f.cx.layers[k][Ic, Jd] + out.crx[Ic, Jd]
+        f.mfx.layers[k][Ic, Jn] = f.mfx.layers[k][Ic, Jn] + out.fx[Ic, Jn]
+        f.cy.layers[k][Id, Jc] = f.cy.layers[k][Id, Jc] + out.cry[Id, Jc]
+        f.mfy.layers[k][In, Jc] = f.mfy.layers[k][In, Jc] + out.fy[In, Jc]
 
     def c_grid(self) -> None:
         """``c_sw`` per layer, the ``divg_d`` corner update (nord > 0), ``geopk`` and
@@ -172,13 +189,7 @@ class HydrostaticCore:
                                f.vc.layers[k], f.ua.layers[k], f.va.layers[k], f.divgd.layers[k],
                                dt, o.hord_dp, o.hord_mt, o.hord_vt, group.nord, o.dddmp,
                                group.d2_bg, o.d4_bg, g, pt=f.pt.layers[k], hord_tm=o.hord_tm)  # fmt: skip
-                    Ic, Jd = R(b.is_, b.ie + 1), R(b.jsd, b.jed)
-                    Id, Jc = R(b.isd, b.ied), R(b.js, b.je + 1)
-                    f.cx.layers[k][Ic, Jd] = f.cx.layers[k][Ic, Jd] + out.crx[Ic, Jd]
-                    Jn, In = R(b.js, b.je), R(b.is_, b.ie)
-                    f.mfx.layers[k][Ic, Jn] = f.mfx.layers[k][Ic, Jn] + out.fx[Ic, Jn]
-                    f.cy.layers[k][Id, Jc] = f.cy.layers[k][Id, Jc] + out.cry[Id, Jc]
-                    f.mfy.layers[k][In, Jc] = f.mfy.layers[k][In, Jc] + out.fy[In, Jc]
+                    self.accumulate(f, b, k, out)
         self._scalars.update()
         ptk = self.ptop**self.akap
         for r, g in self.grids.items():

@@ -99,11 +99,7 @@ class NonHydrostaticCore(HydrostaticCore):
         return nh_utils.Damping(rff, k_rf)
 
     def step(self, init_step: bool) -> None:
-        for f in self.fields.values():
-            for a in (f.mfx, f.mfy, f.cx, f.cy) + ((f.du, f.dv) if init_step else ()):
-                a.data[...] = 0.0
-        self._scalars.update()
-        self._dwinds.update()
+        self.begin(init_step)
         n = self.options.n_split
         for it in range(1, n + 1):
             self._w.update()
@@ -167,13 +163,9 @@ class NonHydrostaticCore(HydrostaticCore):
                                dt, o.hord_dp, o.hord_mt, o.hord_vt, group.nord, o.dddmp,
                                group.d2_bg, o.d4_bg, g, pt=f.pt.layers[k], hord_tm=o.hord_tm,
                                vertical=vertical)  # fmt: skip
+                    self.accumulate(f, b, k, out)
                     Ic, Jd = R(b.is_, b.ie + 1), R(b.jsd, b.jed)
                     Id, Jc = R(b.isd, b.ied), R(b.js, b.je + 1)
-                    Jn, In = R(b.js, b.je), R(b.is_, b.ie)
-                    f.cx.layers[k][Ic, Jd] = f.cx.layers[k][Ic, Jd] + out.crx[Ic, Jd]
-                    f.mfx.layers[k][Ic, Jn] = f.mfx.layers[k][Ic, Jn] + out.fx[Ic, Jn]
-                    f.cy.layers[k][Id, Jc] = f.cy.layers[k][Id, Jc] + out.cry[Id, Jc]
-                    f.mfy.layers[k][In, Jc] = f.mfy.layers[k][In, Jc] + out.fy[In, Jc]
                     f.crx.layers[k][Ic, Jd], f.xfx.layers[k][Ic, Jd] = out.crx[Ic, Jd], out.xfx[Ic, Jd]
                     f.cry.layers[k][Id, Jc], f.yfx.layers[k][Id, Jc] = out.cry[Id, Jc], out.yfx[Id, Jc]
         self._scalars.update()
